@@ -1,0 +1,52 @@
+"""Alembic environment: migrations run over asyncpg as the database's admin.
+
+The URL comes from the config attribute ``url`` (set by ``mneia migrate``),
+else from ``DATABASE_URL``. The migrations themselves switch to the owner
+role (``mneia_owner``) for every object they create.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from sqlalchemy import pool
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from alembic import context
+
+from mneia.config import async_url
+
+
+def _url() -> str:
+    url = context.config.attributes.get("url") or os.environ.get("DATABASE_URL")
+    if not url:
+        raise SystemExit("mneia: set DATABASE_URL to the database to migrate")
+    return async_url(url)
+
+
+def _run(connection: Connection) -> None:
+    context.configure(connection=connection, transactional_ddl=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async() -> None:
+    engine = create_async_engine(_url(), poolclass=pool.NullPool)
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_run)
+            await connection.commit()
+    finally:
+        await engine.dispose()
+
+
+if context.is_offline_mode():
+    raise SystemExit("mneia: offline (--sql) migrations are not supported")
+
+connection = context.config.attributes.get("connection")
+if connection is not None:
+    _run(connection)
+else:
+    asyncio.run(_run_async())

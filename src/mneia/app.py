@@ -1,0 +1,66 @@
+"""The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, /healthz."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from strawberry.asgi import GraphQL
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+
+from mneia.resolvers.context import Context
+from mneia.resolvers.root import build_schema
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        return None
+    return credentials.strip()
+
+
+class MneiaGraphQL(GraphQL):
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__(
+            build_schema(),
+            graphql_ide="graphiql",
+            subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
+        )
+        self.engine = engine
+
+    async def get_context(self, request: Request, response: Response | None = None) -> Context:  # type: ignore[override]
+        return Context(
+            engine=self.engine,
+            bearer=bearer_token(request.headers.get("authorization")),
+            request=request,
+            response=response,
+        )
+
+
+def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette:
+    graphql = MneiaGraphQL(engine)
+
+    async def healthz(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        if dispose_engine:
+            await engine.dispose()
+
+    return Starlette(
+        routes=[
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
+            Route("/healthz", healthz),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,1 @@
+"""GraphQL entry points: turn calls into storage calls and decide who may do what."""

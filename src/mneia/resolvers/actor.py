@@ -1,0 +1,26 @@
+"""Who is asking, and the creation of actors (humans only; never by an agent, R3)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from mneia.resolvers.inputs import required_text
+from mneia.schema.actor import Actor, ActorWithToken
+from mneia.schema.enums import ActorKind
+from mneia.storage import actor, token
+from mneia.storage.failures import refused_as
+
+
+async def me(info: strawberry.Info) -> Actor:
+    return Actor.of(info.context.actor)
+
+
+async def create_actor(info: strawberry.Info, kind: ActorKind, name: str) -> ActorWithToken:
+    context = info.context
+    creator = context.require_human("createActor")
+    async with refused_as("createActor"):
+        record = await actor.create(
+            context.tx, creator.workspace_id, kind.value, required_text(name, "name", 200), creator.id
+        )
+        secret = await token.create(context.tx, creator.workspace_id, record.id, created_by=creator.id)
+    return ActorWithToken(actor=Actor.of(record), token=secret)

@@ -1,0 +1,96 @@
+"""The per-request context: one transaction, the authenticated actor, the loaders.
+
+The transaction is opened by ``extension.Transaction`` around execution; the
+loaders batch every nested lookup of one operation into one query per kind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from strawberry.dataloader import DataLoader
+
+from mneia.errors import HumanRequired, Unauthenticated
+from mneia.storage import actor, dispute, item, project, session, team, token
+from mneia.storage.actor import ActorRecord
+from mneia.storage.database import Tx
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _keyed(
+    tx_of: Callable[[], Tx], fetch: Callable[[Tx, Sequence[uuid.UUID]], Awaitable[dict[uuid.UUID, Any]]]
+) -> DataLoader[uuid.UUID, Any]:
+    async def load(keys: list[uuid.UUID]) -> list[Any]:
+        found = await fetch(tx_of(), keys)
+        return [found.get(key) for key in keys]
+
+    return DataLoader(load_fn=load)
+
+
+async def _chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[item.ItemRecord]]:
+    return {item_id: await item.chain(tx, item_id) for item_id in ids}
+
+
+class Loaders:
+    def __init__(self, tx_of: Callable[[], Tx]) -> None:
+        self.actor = _keyed(tx_of, actor.by_ids)
+        self.team = _keyed(tx_of, team.by_ids)
+        self.project = _keyed(tx_of, project.by_ids)
+        self.session = _keyed(tx_of, session.by_ids)
+        self.item = _keyed(tx_of, item.by_ids)
+        self.successor = _keyed(tx_of, item.successors)
+        self.chain = _keyed(tx_of, _chains)
+        self.disputes = _keyed(tx_of, dispute.involving)
+
+
+@dataclass
+class Context:
+    engine: AsyncEngine
+    bearer: str | None
+    request: Any = None
+    response: Any = None
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    _tx: Tx | None = None
+    _actor: ActorRecord | None = None
+    loaders: Loaders = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.loaders = Loaders(lambda: self.tx)
+
+    @property
+    def tx(self) -> Tx:
+        assert self._tx is not None, "no transaction: resolvers run inside extension.Transaction"
+        return self._tx
+
+    @property
+    def actor(self) -> ActorRecord:
+        if self._actor is None:
+            raise Unauthenticated("a bearer token is required")
+        return self._actor
+
+    async def open(self, tx: Tx) -> None:
+        """Bind to the operation's transaction and authenticate the bearer token, if any."""
+        self._tx = tx
+        if not self.bearer:
+            return
+        owner = await token.lookup(tx, self.bearer)
+        if owner is None:
+            raise Unauthenticated("unknown or revoked bearer token")
+        await tx.set_context(owner.workspace_id, owner.actor_id)
+        self._actor = await actor.get(tx, owner.actor_id)
+        if self._actor is None:
+            raise Unauthenticated("the token's actor no longer exists")
+
+    def require_human(self, operation: str) -> ActorRecord:
+        """R3: refuse an agent before anything is written."""
+        current = self.actor
+        if not current.is_human:
+            raise HumanRequired(operation)
+        return current

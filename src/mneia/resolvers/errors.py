@@ -1,0 +1,63 @@
+"""The one boundary where failures become GraphQL errors with ``extensions.code`` (R14).
+
+Domain errors keep their message and code. GraphQL's own input errors (a
+variable of the wrong type, a malformed DateTime or Duration, a missing
+argument) become BAD_USER_INPUT. Anything unexpected is logged with a request
+id and masked: the client sees the id, never the internals.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from graphql import GraphQLError
+
+from mneia.errors import MneiaError
+
+log = logging.getLogger("mneia")
+
+_INPUT_MARKERS = (
+    "Variable '$",
+    "Expected value of type",
+    "cannot represent",
+    "is required, but it was not provided",
+    "Expected type",
+    "is not defined by type",
+)
+
+
+def _with(error: GraphQLError, message: str, extensions: dict[str, object]) -> GraphQLError:
+    return GraphQLError(
+        message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=error.original_error,
+        extensions=extensions,
+    )
+
+
+def present(error: GraphQLError) -> GraphQLError:
+    """The error as the client should see it."""
+    original = error.original_error
+    if isinstance(original, MneiaError):
+        return _with(error, original.message, {"code": original.code, **original.extensions})
+    if original is None or isinstance(original, (ValueError, TypeError)) and error.path is None:
+        if error.message.startswith("Syntax Error"):
+            code = "GRAPHQL_PARSE_FAILED"
+        elif any(marker in error.message for marker in _INPUT_MARKERS):
+            code = "BAD_USER_INPUT"
+        else:
+            code = "GRAPHQL_VALIDATION_FAILED"
+        return _with(error, error.message, {"code": code})
+    if isinstance(original, GraphQLError):
+        return present(original)
+    request_id = uuid.uuid4().hex[:12]
+    log.error("request %s failed", request_id, exc_info=original)
+    return _with(
+        error,
+        f"internal error (request {request_id})",
+        {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+    )

@@ -1,0 +1,60 @@
+"""One transaction per GraphQL operation, opened in one place.
+
+The operation runs inside one transaction bound to the caller's workspace and
+actor; it commits only when the operation produced no error, so a failed
+mutation leaves nothing behind (R14). Every operation but pure introspection
+needs a bearer token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
+from strawberry.extensions import SchemaExtension
+
+from mneia.errors import MneiaError, Unauthenticated
+from mneia.resolvers.errors import present
+from mneia.storage.database import transaction
+
+
+def _introspection_only(document: object) -> bool:
+    definitions = getattr(document, "definitions", ())
+    for definition in definitions:
+        if not isinstance(definition, OperationDefinitionNode):
+            continue
+        for selection in definition.selection_set.selections:
+            name = getattr(getattr(selection, "name", None), "value", "")
+            if not name.startswith("__"):
+                return False
+    return True
+
+
+class Transaction(SchemaExtension):
+    async def on_operation(self) -> AsyncIterator[None]:  # type: ignore[override]
+        yield
+        result = self.execution_context.result
+        if result is not None and result.errors:
+            result.errors = [present(error) for error in result.errors]
+
+    async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
+        execution = self.execution_context
+        context = execution.context
+        if not context.bearer and _introspection_only(execution.graphql_document):
+            yield
+            return
+        async with transaction(context.engine) as tx:
+            try:
+                await context.open(tx)
+                if context._actor is None:
+                    raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
+            except MneiaError as error:
+                tx.fail()
+                execution.result = ExecutionResult(
+                    data=None, errors=[GraphQLError(error.message, original_error=error)]
+                )
+                yield
+                return
+            yield
+            if execution.result is None or getattr(execution.result, "errors", None):
+                tx.fail()

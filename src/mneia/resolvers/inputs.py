@@ -1,0 +1,68 @@
+"""Argument checks shared by the resolvers. Each error names the field (R14)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import uuid
+
+from mneia.errors import BadInput
+
+
+def parse_id(value: object, field: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise BadInput(field, f"{value!r} is not a valid id") from None
+
+
+def parse_ids(values: list[object] | None, field: str) -> list[uuid.UUID]:
+    return [parse_id(value, field) for value in values or []]
+
+
+def required_text(value: str | None, field: str, limit: int = 20_000) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise BadInput(field, "must not be empty")
+    if len(text) > limit:
+        raise BadInput(field, f"is longer than {limit} characters")
+    return text
+
+
+def optional_text(value: str | None, field: str, limit: int = 20_000) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if len(text) > limit:
+        raise BadInput(field, f"is longer than {limit} characters")
+    return text or None
+
+
+def confidence(value: float | None, field: str = "confidence") -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise BadInput(field, f"must be between 0 and 1, got {value}")
+    return value
+
+
+def page_size(value: int | None, field: str = "first", limit: int = 500) -> int:
+    size = 50 if value is None else value
+    if not 1 <= size <= limit:
+        raise BadInput(field, f"must be between 1 and {limit}, got {size}")
+    return size
+
+
+def encode_cursor(item_id: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(item_id.bytes).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, field: str = "after") -> uuid.UUID | None:
+    if cursor is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        return uuid.UUID(bytes=raw)
+    except (binascii.Error, ValueError):
+        raise BadInput(field, "is not a cursor returned by this API") from None

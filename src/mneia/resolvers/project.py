@@ -1,0 +1,48 @@
+"""Projects and their members. Creating and adding members is for humans (R3)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from mneia.errors import NotFound
+from mneia.resolvers.inputs import parse_id, required_text
+from mneia.schema.project import Project
+from mneia.storage import actor, project, team
+from mneia.storage.failures import refused_as
+
+
+async def get_project(info: strawberry.Info, id: strawberry.ID) -> Project | None:
+    record = await project.get(info.context.tx, parse_id(id, "id"))
+    return Project.of(record) if record else None
+
+
+async def list_projects(info: strawberry.Info) -> list[Project]:
+    return [Project.of(record) for record in await project.all_visible(info.context.tx)]
+
+
+async def create_project(info: strawberry.Info, name: str, team_id: strawberry.ID | None = None) -> Project:
+    context = info.context
+    context.require_human("createProject")
+    team_key = parse_id(team_id, "teamId") if team_id is not None else None
+    if team_key is not None and not await team.by_ids(context.tx, [team_key]):
+        raise NotFound("team", team_id)
+    async with refused_as("createProject"):
+        record = await project.create(context.tx, required_text(name, "name", 200), team_key)
+    return Project.of(record)
+
+
+async def add_project_member(
+    info: strawberry.Info, project_id: strawberry.ID, actor_id: strawberry.ID
+) -> Project:
+    context = info.context
+    context.require_human("addProjectMember")
+    project_key = parse_id(project_id, "projectId")
+    actor_key = parse_id(actor_id, "actorId")
+    found = await project.get(context.tx, project_key)
+    if found is None:
+        raise NotFound("project", project_id)
+    if await actor.get(context.tx, actor_key) is None:
+        raise NotFound("actor", actor_id)
+    async with refused_as("addProjectMember"):
+        await project.add_member(context.tx, project_key, actor_key)
+    return Project.of(found)

@@ -1,0 +1,49 @@
+"""Sessions: started by the actor doing the work, in a project it works in."""
+
+from __future__ import annotations
+
+import strawberry
+
+from mneia.errors import Forbidden, NotFound
+from mneia.resolvers.inputs import optional_text, parse_id
+from mneia.schema.session import Session, StartSessionInput
+from mneia.storage import project, session
+from mneia.storage.failures import refused_as
+
+
+async def get_session(info: strawberry.Info, id: strawberry.ID) -> Session | None:
+    record = await session.get(info.context.tx, parse_id(id, "id"))
+    return Session.of(record) if record else None
+
+
+async def start_session(info: strawberry.Info, input: StartSessionInput) -> Session:
+    context = info.context
+    project_key = parse_id(input.project_id, "input.projectId")
+    if await project.get(context.tx, project_key) is None:
+        raise NotFound("project", input.project_id)
+    if not await project.works_in(context.tx, project_key):
+        raise Forbidden("startSession: you are not a member of this project")
+    client = input.client
+    async with refused_as("startSession"):
+        record = await session.start(
+            context.tx,
+            project_key,
+            task=optional_text(input.task, "input.task"),
+            tool=optional_text(client.tool, "input.client.tool", 200) if client else None,
+            version=optional_text(client.version, "input.client.version", 200) if client else None,
+            external_id=optional_text(input.external_id, "input.externalId", 500),
+            deep_link=optional_text(input.deep_link, "input.deepLink", 2000),
+        )
+    return Session.of(record)
+
+
+async def end_session(info: strawberry.Info, id: strawberry.ID) -> Session:
+    context = info.context
+    key = parse_id(id, "id")
+    if await session.get(context.tx, key) is None:
+        raise NotFound("session", id)
+    if not await session.end(context.tx, key):
+        raise Forbidden("endSession: only the session's actor or a human may end it")
+    record = await session.get(context.tx, key)
+    assert record is not None
+    return Session.of(record)

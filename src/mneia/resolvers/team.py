@@ -1,0 +1,37 @@
+"""Teams and their members (humans only)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from mneia.errors import NotFound
+from mneia.resolvers.inputs import parse_id, required_text
+from mneia.schema.team import Team
+from mneia.storage import actor, team
+from mneia.storage.failures import refused_as
+
+
+async def create_team(info: strawberry.Info, name: str, function: str) -> Team:
+    context = info.context
+    context.require_human("createTeam")
+    async with refused_as("createTeam"):
+        record = await team.create(
+            context.tx, required_text(name, "name", 200), required_text(function, "function", 500)
+        )
+        await team.add_member(context.tx, record.id, context.actor.id)
+    return Team.of(record)
+
+
+async def add_team_member(info: strawberry.Info, team_id: strawberry.ID, actor_id: strawberry.ID) -> Team:
+    context = info.context
+    context.require_human("addTeamMember")
+    team_key = parse_id(team_id, "teamId")
+    actor_key = parse_id(actor_id, "actorId")
+    found = (await team.by_ids(context.tx, [team_key])).get(team_key)
+    if found is None:
+        raise NotFound("team", team_id)
+    if await actor.get(context.tx, actor_key) is None:
+        raise NotFound("actor", actor_id)
+    async with refused_as("addTeamMember"):
+        await team.add_member(context.tx, team_key, actor_key)
+    return Team.of(found)

@@ -1,0 +1,199 @@
+"""Item, its provenance and confirmation, pages of items, and the inputs that write them.
+
+Authority is a field of its own (R4): a human-confirmed item and an agent's
+unconfirmed assertion never look alike.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from mneia.schema.actor import Actor
+from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
+from mneia.schema.project import Project
+from mneia.schema.scalars import Duration
+from mneia.schema.session import Session
+from mneia.storage.item import ItemRecord
+
+if TYPE_CHECKING:
+    from mneia.schema.dispute import Dispute
+
+AGENT_OUTSIDE_SESSION = "session"
+
+
+@strawberry.type
+class Confirmation:
+    by: Actor
+    at: datetime
+
+
+@strawberry.type(description="Who asserted an item, when, on what basis, from which session of which client.")
+class Provenance:
+    asserted_at: datetime
+    basis: str | None
+    record: strawberry.Private[ItemRecord]
+
+    @strawberry.field
+    async def asserted_by(self, info: strawberry.Info) -> Actor:
+        return Actor.of(await info.context.loaders.actor.load(self.record.asserted_by))
+
+    @strawberry.field
+    async def actor_kind(self, info: strawberry.Info) -> ActorKind:
+        return ActorKind((await info.context.loaders.actor.load(self.record.asserted_by)).kind)
+
+    @strawberry.field
+    async def session(self, info: strawberry.Info) -> Session | None:
+        if self.record.session_id is None:
+            return None
+        record = await info.context.loaders.session.load(self.record.session_id)
+        return Session.of(record) if record else None
+
+    @strawberry.field(description="True when any part of the chain item→session→client is missing.")
+    async def partial(self, info: strawberry.Info) -> bool:
+        return bool(await self.missing(info))
+
+    @strawberry.field(description='What is missing, e.g. ["session"] or ["client.version", "deepLink"].')
+    async def missing(self, info: strawberry.Info) -> list[str]:
+        if self.record.session_id is not None:
+            session = await info.context.loaders.session.load(self.record.session_id)
+            return session.provenance_missing if session else [AGENT_OUTSIDE_SESSION]
+        asserter = await info.context.loaders.actor.load(self.record.asserted_by)
+        # A person stating something directly is complete provenance; an agent
+        # outside any session cannot be traced back to a conversation (R13).
+        return [] if asserter.is_human else [AGENT_OUTSIDE_SESSION]
+
+
+@strawberry.type
+class Item:
+    id: strawberry.ID
+    kind: ItemKind
+    statement: str
+    details: str | None
+    load_bearing: bool = strawberry.field(description="Settled by a human only.")
+    load_bearing_suggested: bool = strawberry.field(description="An agent's suggestion awaiting a human.")
+    confidence: float | None = strawberry.field(description="Extractor confidence, 0..1.")
+    status: ItemStatus
+    status_reason: str | None = strawberry.field(description="Why the item last changed status.")
+    authority: Authority
+    scope: Scope
+    asserted_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    decay_after: Duration | None = strawberry.field(description="Null: never goes stale.")
+    last_verified_at: datetime | None
+    supersedes_id: strawberry.ID | None
+    supersession_reason: str | None
+    record: strawberry.Private[ItemRecord]
+
+    @strawberry.field
+    async def project(self, info: strawberry.Info) -> Project:
+        return Project.of(await info.context.loaders.project.load(self.record.project_id))
+
+    @strawberry.field
+    def provenance(self) -> Provenance:
+        return Provenance(asserted_at=self.record.asserted_at, basis=self.record.basis, record=self.record)
+
+    @strawberry.field(description="Null unless a human confirmed it.")
+    async def confirmation(self, info: strawberry.Info) -> Confirmation | None:
+        if self.record.confirmed_by is None or self.record.confirmed_at is None:
+            return None
+        by = await info.context.loaders.actor.load(self.record.confirmed_by)
+        return Confirmation(by=Actor.of(by), at=self.record.confirmed_at)
+
+    @strawberry.field
+    def stale(self, info: strawberry.Info) -> bool:
+        return self.record.stale_at(info.context.now)
+
+    @strawberry.field
+    async def supersedes(self, info: strawberry.Info) -> Item | None:
+        if self.record.supersedes_id is None:
+            return None
+        record = await info.context.loaders.item.load(self.record.supersedes_id)
+        return Item.of(record) if record else None
+
+    @strawberry.field
+    async def superseded_by(self, info: strawberry.Info) -> Item | None:
+        record = await info.context.loaders.successor.load(self.record.id)
+        return Item.of(record) if record else None
+
+    @strawberry.field(description="The whole supersede chain, oldest first, this item included.")
+    async def chain(self, info: strawberry.Info) -> list[Item]:
+        return [Item.of(record) for record in await info.context.loaders.chain.load(self.record.id)]
+
+    @strawberry.field
+    async def disputes(
+        self, info: strawberry.Info
+    ) -> list[Annotated[Dispute, strawberry.lazy("mneia.schema.dispute")]]:
+        from mneia.schema.dispute import Dispute
+
+        return [Dispute.of(record) for record in await info.context.loaders.disputes.load(self.record.id)]
+
+    @classmethod
+    def of(cls, record: ItemRecord) -> Item:
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            kind=ItemKind(record.kind),
+            statement=record.statement,
+            details=record.details,
+            load_bearing=record.load_bearing,
+            load_bearing_suggested=record.load_bearing_suggested,
+            confidence=record.confidence,
+            status=ItemStatus(record.status),
+            status_reason=record.status_reason,
+            authority=Authority(record.authority),
+            scope=Scope(record.scope),
+            asserted_at=record.asserted_at,
+            valid_from=record.valid_from,
+            valid_to=record.valid_to,
+            decay_after=record.decay_after,
+            last_verified_at=record.last_verified_at,
+            supersedes_id=strawberry.ID(str(record.supersedes_id)) if record.supersedes_id else None,
+            supersession_reason=record.supersession_reason,
+            record=record,
+        )
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class ItemPage:
+    nodes: list[Item]
+    page_info: PageInfo
+    total_count: int
+
+
+@strawberry.input
+class ItemFilter:
+    kinds: list[ItemKind] | None = None
+    statuses: list[ItemStatus] | None = strawberry.field(default=None, description="Default: every status.")
+    load_bearing: bool | None = None
+    text: str | None = strawberry.field(
+        default=None, description="Words (full-text, English) or a substring of the statement."
+    )
+
+
+@strawberry.input
+class AssertItemInput:
+    project_id: strawberry.ID
+    kind: ItemKind
+    statement: str
+    details: str | None = None
+    basis: str | None = None
+    session_id: strawberry.ID | None = None
+    confidence: float | None = None
+    scope: Scope | None = Scope.PROJECT
+    grant_actor_ids: list[strawberry.ID] | None = strawberry.field(default=None, description="With scope GRANTS.")
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    decay_after: Duration | None = None
+    suggest_load_bearing: bool | None = False
+    contradicts: list[strawberry.ID] | None = strawberry.field(
+        default=None, description="Items this assertion contradicts."
+    )

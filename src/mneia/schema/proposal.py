@@ -1,0 +1,62 @@
+"""Proposal: a change by an agent that waits for a human's decision (R5, R7)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.schema.actor import Actor
+from mneia.schema.enums import ProposalKind, ProposalStatus
+from mneia.schema.item import Item
+from mneia.storage.proposal import ProposalRecord
+
+
+@strawberry.type
+class Proposal:
+    id: strawberry.ID
+    kind: ProposalKind
+    status: ProposalStatus
+    proposed_at: datetime
+    reason: str | None
+    decided_at: datetime | None
+    decision_note: str | None
+    record: strawberry.Private[ProposalRecord]
+
+    @strawberry.field
+    async def target(self, info: strawberry.Info) -> Item:
+        return Item.of(await info.context.loaders.item.load(self.record.target_id))
+
+    @strawberry.field
+    async def proposed_by(self, info: strawberry.Info) -> Actor:
+        return Actor.of(await info.context.loaders.actor.load(self.record.proposed_by))
+
+    @strawberry.field(description="SUPERSESSION: the proposed replacement's statement.")
+    def replacement_statement(self) -> str | None:
+        return (self.record.replacement or {}).get("statement")
+
+    @strawberry.field(description="The item written once ACCEPTED.")
+    async def result(self, info: strawberry.Info) -> Item | None:
+        if self.record.result_id is None:
+            return None
+        record = await info.context.loaders.item.load(self.record.result_id)
+        return Item.of(record) if record else None
+
+    @strawberry.field
+    async def decided_by(self, info: strawberry.Info) -> Actor | None:
+        if self.record.decided_by is None:
+            return None
+        return Actor.of(await info.context.loaders.actor.load(self.record.decided_by))
+
+    @classmethod
+    def of(cls, record: ProposalRecord) -> Proposal:
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            kind=ProposalKind(record.kind),
+            status=ProposalStatus(record.status),
+            proposed_at=record.proposed_at,
+            reason=record.reason,
+            decided_at=record.decided_at,
+            decision_note=record.decision_note,
+            record=record,
+        )

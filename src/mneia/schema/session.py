@@ -1,0 +1,78 @@
+"""Session and Client: where a claim came from (R13)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.schema.actor import Actor
+from mneia.schema.project import Project
+from mneia.storage.session import SessionRecord
+
+
+@strawberry.type(description="The tool that produced a session; a part it did not give is null.")
+class Client:
+    tool: str | None
+    version: str | None
+
+
+@strawberry.type
+class Session:
+    id: strawberry.ID
+    external_id: str | None = strawberry.field(description="The client's own session id.")
+    deep_link: str | None = strawberry.field(
+        description="A link or resume command back to the original conversation."
+    )
+    task: str | None
+    started_at: datetime
+    ended_at: datetime | None
+    provenance_partial: bool
+    provenance_missing: list[str] = strawberry.field(
+        description='What the client did not give, e.g. ["client.version", "deepLink"].'
+    )
+    record: strawberry.Private[SessionRecord]
+
+    @strawberry.field
+    def client(self) -> Client | None:
+        if not self.record.has_client:
+            return None
+        return Client(tool=self.record.client_tool, version=self.record.client_version)
+
+    @strawberry.field
+    async def project(self, info: strawberry.Info) -> Project:
+        return Project.of(await info.context.loaders.project.load(self.record.project_id))
+
+    @strawberry.field
+    async def actor(self, info: strawberry.Info) -> Actor:
+        return Actor.of(await info.context.loaders.actor.load(self.record.actor_id))
+
+    @classmethod
+    def of(cls, record: SessionRecord) -> Session:
+        missing = record.provenance_missing
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            external_id=record.external_id,
+            deep_link=record.deep_link,
+            task=record.task,
+            started_at=record.started_at,
+            ended_at=record.ended_at,
+            provenance_partial=bool(missing),
+            provenance_missing=missing,
+            record=record,
+        )
+
+
+@strawberry.input
+class ClientInput:
+    tool: str | None = None
+    version: str | None = None
+
+
+@strawberry.input
+class StartSessionInput:
+    project_id: strawberry.ID
+    task: str | None = None
+    client: ClientInput | None = None
+    external_id: str | None = None
+    deep_link: str | None = None

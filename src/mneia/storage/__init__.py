@@ -1,0 +1,1 @@
+"""Storage: all SQL, the per-request transaction and its row-level-security context."""

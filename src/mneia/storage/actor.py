@@ -1,0 +1,52 @@
+"""Actors: a person or an agent inside one workspace. The kind is the record's (R3)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import insert, select
+
+from mneia.storage.database import Tx
+from mneia.storage.ids import new_id
+from mneia.storage.tables import actors
+
+
+@dataclass(frozen=True, slots=True)
+class ActorRecord:
+    workspace_id: uuid.UUID
+    id: uuid.UUID
+    kind: str
+    name: str
+    created_at: datetime
+
+    @property
+    def is_human(self) -> bool:
+        return self.kind == "HUMAN"
+
+
+_COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
+
+
+async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
+    rows = await tx.execute(select(*_COLUMNS).where(actors.c.id.in_(ids)))
+    return {row.id: ActorRecord(*row) for row in rows}
+
+
+async def get(tx: Tx, actor_id: uuid.UUID) -> ActorRecord | None:
+    return (await by_ids(tx, [actor_id])).get(actor_id)
+
+
+async def create(
+    tx: Tx, workspace_id: uuid.UUID, kind: str, name: str, created_by: uuid.UUID | None
+) -> ActorRecord:
+    row = (
+        await tx.execute(
+            insert(actors)
+            .values(workspace_id=workspace_id, id=new_id(), kind=kind, name=name, created_by=created_by)
+            .returning(*_COLUMNS)
+        )
+    ).one()
+    return ActorRecord(*row)

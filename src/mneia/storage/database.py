@@ -1,0 +1,79 @@
+"""Engines and the one-transaction-per-request unit of work.
+
+``Tx`` wraps one connection inside one transaction. Strawberry resolves
+sibling fields concurrently, and a connection must not serve two coroutines
+at once, so every statement goes through ``Tx.execute`` under a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import Executable, text
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from mneia.config import async_url
+
+_SET_CONTEXT = text(
+    "SELECT set_config('mneia.workspace_id', :workspace, true),"
+    " set_config('mneia.actor_id', :actor, true)"
+)
+
+
+def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    return create_async_engine(
+        async_url(url),
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=False,
+        pool_recycle=1800,
+    )
+
+
+class Tx:
+    """One transaction, shared by every resolver of one GraphQL operation."""
+
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+        self._lock = asyncio.Lock()
+        self.workspace_id: uuid.UUID | None = None
+        self.actor_id: uuid.UUID | None = None
+        self.rollback_only = False
+
+    async def execute(
+        self, statement: Executable, params: Mapping[str, Any] | list[Mapping[str, Any]] | None = None
+    ) -> CursorResult[Any]:
+        async with self._lock:
+            return await self._connection.execute(statement, params)
+
+    async def set_context(self, workspace_id: uuid.UUID, actor_id: uuid.UUID) -> None:
+        """Bind the transaction to a tenant and an actor (transaction-local, R1)."""
+        await self.execute(_SET_CONTEXT, {"workspace": str(workspace_id), "actor": str(actor_id)})
+        self.workspace_id = workspace_id
+        self.actor_id = actor_id
+
+    def fail(self) -> None:
+        """Roll back at the end instead of committing: the operation reported an error."""
+        self.rollback_only = True
+
+
+@asynccontextmanager
+async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
+    """A transaction that commits when the block ends cleanly and was not marked failed."""
+    async with engine.connect() as connection:
+        tx = Tx(connection)
+        await connection.begin()
+        try:
+            yield tx
+        except BaseException:
+            await connection.rollback()
+            raise
+        if tx.rollback_only:
+            await connection.rollback()
+        else:
+            await connection.commit()

@@ -1,0 +1,73 @@
+"""Disputes: an assertion that contradicts another item, open until a human resolves it (R8)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from mneia.storage.database import Tx
+from mneia.storage.ids import new_id
+from mneia.storage.item import ItemRecord
+from mneia.storage.tables import disputes
+
+
+@dataclass(frozen=True, slots=True)
+class DisputeRecord:
+    id: uuid.UUID
+    project_id: uuid.UUID
+    status: str
+    item_id: uuid.UUID
+    contested_id: uuid.UUID
+    raised_by: uuid.UUID
+    raised_at: datetime
+    reason: str | None
+    resolved_by: uuid.UUID | None
+    resolved_at: datetime | None
+    kept_item_id: uuid.UUID | None
+    resolution_note: str | None
+
+
+_COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeRecord))
+
+
+async def involving(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[DisputeRecord]]:
+    """Every visible dispute in which each item is either side, newest first."""
+    rows = await tx.execute(
+        select(*_COLUMNS)
+        .where(or_(disputes.c.item_id.in_(item_ids), disputes.c.contested_id.in_(item_ids)))
+        .order_by(disputes.c.raised_at.desc(), disputes.c.id.desc())
+    )
+    found: dict[uuid.UUID, list[DisputeRecord]] = {item_id: [] for item_id in item_ids}
+    for row in rows:
+        record = DisputeRecord(*row)
+        for side in (record.item_id, record.contested_id):
+            if side in found:
+                found[side].append(record)
+    return found
+
+
+async def open(tx: Tx, newcomer: ItemRecord, contested: ItemRecord, reason: str | None) -> DisputeRecord:
+    """Open a dispute: ``newcomer`` contradicts ``contested``; neither is changed by it."""
+    assert tx.workspace_id and tx.actor_id
+    row = (
+        await tx.execute(
+            pg_insert(disputes)
+            .values(
+                workspace_id=tx.workspace_id,
+                id=new_id(),
+                project_id=contested.project_id,
+                item_id=newcomer.id,
+                contested_id=contested.id,
+                raised_by=tx.actor_id,
+                reason=reason,
+            )
+            .returning(*_COLUMNS)
+        )
+    ).one()
+    return DisputeRecord(*row)

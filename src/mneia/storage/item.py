@@ -1,0 +1,252 @@
+"""Context items: the unit of project memory, with provenance and authority.
+
+Items are never deleted and their content never changes: a status change, a
+confirmation or a load-bearing setting is an UPDATE of a few columns (the only
+ones the server's role may update), and a trigger appends the event (R6).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select, true, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from mneia.storage.database import Tx
+from mneia.storage.ids import new_id
+from mneia.storage.tables import item_events, items
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    id: uuid.UUID
+    project_id: uuid.UUID
+    kind: str
+    statement: str
+    details: str | None
+    basis: str | None
+    confidence: float | None
+    status: str
+    status_reason: str | None
+    scope: str
+    grant_actor_ids: list[uuid.UUID]
+    asserted_by: uuid.UUID
+    asserted_at: datetime
+    session_id: uuid.UUID | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    decay_after: timedelta | None
+    last_verified_at: datetime | None
+    load_bearing: bool
+    load_bearing_suggested: bool
+    confirmed_by: uuid.UUID | None
+    confirmed_at: datetime | None
+    supersedes_id: uuid.UUID | None
+    supersession_reason: str | None
+
+    @property
+    def authority(self) -> str:
+        if self.status == "DISPUTED":
+            return "DISPUTED"
+        return "HUMAN_CONFIRMED" if self.confirmed_by is not None else "AGENT_ASSERTED"
+
+    def stale_at(self, now: datetime) -> bool:
+        """R10: past (last verification, else assertion) + decayAfter."""
+        if self.decay_after is None:
+            return False
+        return now > (self.last_verified_at or self.asserted_at) + self.decay_after
+
+
+_COLUMNS = tuple(items.c[field.name] for field in dataclasses.fields(ItemRecord))
+
+
+def _record(row: Any) -> ItemRecord:
+    return ItemRecord(*row[: len(_COLUMNS)])
+
+
+@dataclass(frozen=True, slots=True)
+class ItemFilter:
+    kinds: Sequence[str] | None = None
+    statuses: Sequence[str] | None = None
+    load_bearing: bool | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemPage:
+    records: list[ItemRecord]
+    has_next: bool
+    total: int
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _as_of_state(as_of: datetime):  # type: ignore[no-untyped-def]
+    """The latest event at or before ``as_of`` for each item: its state then (R9)."""
+    return (
+        select(
+            item_events.c.to_status.label("then_status"),
+            item_events.c.load_bearing.label("then_load_bearing"),
+            item_events.c.confirmed.label("then_confirmed"),
+        )
+        .where(
+            item_events.c.workspace_id == items.c.workspace_id,
+            item_events.c.item_id == items.c.id,
+            item_events.c.at <= as_of,
+        )
+        .order_by(item_events.c.at.desc(), item_events.c.id.desc())
+        .limit(1)
+        .lateral("state")
+    )
+
+
+def _at_state(record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, as_of: datetime) -> ItemRecord:
+    return dataclasses.replace(
+        record,
+        status=status,
+        load_bearing=load_bearing,
+        confirmed_by=record.confirmed_by if confirmed else None,
+        confirmed_at=record.confirmed_at if confirmed else None,
+        last_verified_at=(
+            record.last_verified_at
+            if record.last_verified_at is not None and record.last_verified_at <= as_of
+            else None
+        ),
+    )
+
+
+async def page(
+    tx: Tx,
+    project_id: uuid.UUID,
+    wanted: ItemFilter,
+    *,
+    first: int,
+    after: uuid.UUID | None,
+    as_of: datetime | None = None,
+    valid_at: datetime | None = None,
+) -> ItemPage:
+    """One page of a project's visible items, newest first, with the filter's total."""
+    conditions: list[ColumnElement[bool]] = [items.c.project_id == project_id]
+    status_column: Any = items.c.status
+    load_bearing_column: Any = items.c.load_bearing
+    state = None
+    if as_of is not None:
+        state = _as_of_state(as_of)
+        conditions.append(items.c.asserted_at <= as_of)
+        status_column, load_bearing_column = state.c.then_status, state.c.then_load_bearing
+    if wanted.kinds:
+        conditions.append(items.c.kind.in_(wanted.kinds))
+    if wanted.statuses:
+        conditions.append(status_column.in_(wanted.statuses))
+    if wanted.load_bearing is not None:
+        conditions.append(load_bearing_column.is_(wanted.load_bearing))
+    if wanted.text:
+        conditions.append(
+            or_(
+                items.c.statement.ilike(_like_pattern(wanted.text), escape="\\"),
+                literal_column("items.search").op("@@")(
+                    func.websearch_to_tsquery(literal_column("'english'::regconfig"), wanted.text)
+                ),
+            )
+        )
+    if valid_at is not None:
+        conditions.append(or_(items.c.valid_from.is_(None), items.c.valid_from <= valid_at))
+        conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
+
+    source: Any = items if state is None else items.join(state, true())
+    listing = select(*_COLUMNS).select_from(source).where(*conditions)
+    if state is not None:
+        listing = listing.add_columns(*state.c)
+    if after is not None:
+        listing = listing.where(items.c.id < after)
+    rows = (await tx.execute(listing.order_by(items.c.id.desc()).limit(first + 1))).all()
+    total = (
+        await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
+    ).scalar_one()
+
+    records = []
+    for row in rows[:first]:
+        record = _record(row)
+        if as_of is not None:
+            record = _at_state(record, *row[len(_COLUMNS) :], as_of)
+        records.append(record)
+    return ItemPage(records, has_next=len(rows) > first, total=total)
+
+
+async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
+    rows = await tx.execute(select(*_COLUMNS).where(items.c.id.in_(ids)))
+    return {row.id: _record(row) for row in rows}
+
+
+async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> ItemRecord | None:
+    if as_of is None:
+        return (await by_ids(tx, [item_id])).get(item_id)
+    state = _as_of_state(as_of)
+    row = (
+        await tx.execute(
+            select(*_COLUMNS, *state.c)
+            .select_from(items.join(state, true()))
+            .where(items.c.id == item_id, items.c.asserted_at <= as_of)
+        )
+    ).first()
+    if row is None:
+        return None
+    return _at_state(_record(row), *row[len(_COLUMNS) :], as_of)
+
+
+async def successors(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
+    """The visible replacement of each given item, keyed by the item it replaced."""
+    rows = await tx.execute(select(*_COLUMNS).where(items.c.supersedes_id.in_(ids)))
+    return {row.supersedes_id: _record(row) for row in rows}
+
+
+async def chain(tx: Tx, item_id: uuid.UUID) -> list[ItemRecord]:
+    """The whole supersede chain through ``item_id``, oldest first, in one recursive query."""
+    back = select(*_COLUMNS, literal_column("0").label("depth")).where(items.c.id == item_id)
+    back_cte = back.cte("back", recursive=True)
+    older = items.alias("older")
+    back_cte = back_cte.union_all(
+        select(*(older.c[c.name] for c in _COLUMNS), (back_cte.c.depth - 1)).where(
+            older.c.id == back_cte.c.supersedes_id
+        )
+    )
+    forward = select(*_COLUMNS, literal_column("0").label("depth")).where(items.c.id == item_id)
+    forward_cte = forward.cte("forward", recursive=True)
+    newer = items.alias("newer")
+    forward_cte = forward_cte.union_all(
+        select(*(newer.c[c.name] for c in _COLUMNS), (forward_cte.c.depth + 1)).where(
+            newer.c.supersedes_id == forward_cte.c.id
+        )
+    )
+    union = select(back_cte).union(select(forward_cte)).subquery()
+    rows = await tx.execute(select(union).order_by(union.c.depth))
+    return [_record(row) for row in rows]
+
+
+async def create(tx: Tx, **values: Any) -> ItemRecord:
+    """Insert an item; ``values`` are column values (workspace and id are filled in)."""
+    assert tx.workspace_id
+    row = (
+        await tx.execute(
+            pg_insert(items)
+            .values(workspace_id=tx.workspace_id, id=values.pop("id", None) or new_id(), **values)
+            .returning(*_COLUMNS)
+        )
+    ).one()
+    return _record(row)
+
+
+async def change(tx: Tx, item_id: uuid.UUID, **values: Any) -> ItemRecord | None:
+    """Update the few mutable columns of a visible item the caller works on; None if it cannot."""
+    row = (
+        await tx.execute(update(items).where(items.c.id == item_id).values(**values).returning(*_COLUMNS))
+    ).first()
+    return _record(row) if row else None

@@ -1,0 +1,80 @@
+"""Projects (a body of work) and their members."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from mneia.storage.database import Tx
+from mneia.storage.ids import new_id
+from mneia.storage.tables import project_members, projects
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRecord:
+    id: uuid.UUID
+    name: str
+    team_id: uuid.UUID | None
+
+
+_COLUMNS = (projects.c.id, projects.c.name, projects.c.team_id)
+
+
+async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProjectRecord]:
+    rows = await tx.execute(select(*_COLUMNS).where(projects.c.id.in_(ids)))
+    return {row.id: ProjectRecord(*row) for row in rows}
+
+
+async def get(tx: Tx, project_id: uuid.UUID) -> ProjectRecord | None:
+    return (await by_ids(tx, [project_id])).get(project_id)
+
+
+async def all_visible(tx: Tx) -> list[ProjectRecord]:
+    rows = await tx.execute(select(*_COLUMNS).order_by(projects.c.name, projects.c.id))
+    return [ProjectRecord(*row) for row in rows]
+
+
+async def create(tx: Tx, name: str, team_id: uuid.UUID | None) -> ProjectRecord:
+    """Create a project; its creator becomes its first member."""
+    assert tx.workspace_id and tx.actor_id
+    row = (
+        await tx.execute(
+            insert(projects)
+            .values(
+                workspace_id=tx.workspace_id,
+                id=new_id(),
+                name=name,
+                team_id=team_id,
+                created_by=tx.actor_id,
+            )
+            .returning(*_COLUMNS)
+        )
+    ).one()
+    record = ProjectRecord(*row)
+    await add_member(tx, record.id, tx.actor_id)
+    return record
+
+
+async def add_member(tx: Tx, project_id: uuid.UUID, actor_id: uuid.UUID) -> None:
+    """Add an actor to a project; adding a member twice is not an error."""
+    assert tx.workspace_id and tx.actor_id
+    await tx.execute(
+        pg_insert(project_members)
+        .values(
+            workspace_id=tx.workspace_id, project_id=project_id, actor_id=actor_id, added_by=tx.actor_id
+        )
+        .on_conflict_do_nothing()
+    )
+
+
+async def works_in(tx: Tx, project_id: uuid.UUID) -> bool:
+    """Whether the current actor may write to the project (a member, directly or by its team)."""
+    result = await tx.execute(_WORKS_IN, {"project": project_id})
+    return bool(result.scalar())
+
+
+_WORKS_IN = text("SELECT CAST(:project AS uuid) = ANY (mneia_team_projects())")

@@ -1,0 +1,127 @@
+"""Sessions (one run of an actor against a project) and the clients that produced them.
+
+R13: what the client did not say is recorded as missing, never guessed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from mneia.storage.database import Tx
+from mneia.storage.ids import new_id
+from mneia.storage.tables import clients, sessions
+
+PROVENANCE_PARTS = ("client.tool", "client.version", "externalId", "deepLink")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: uuid.UUID
+    project_id: uuid.UUID
+    actor_id: uuid.UUID
+    client_tool: str | None
+    client_version: str | None
+    external_id: str | None
+    deep_link: str | None
+    task: str | None
+    started_at: datetime
+    ended_at: datetime | None
+
+    @property
+    def has_client(self) -> bool:
+        return self.client_tool is not None or self.client_version is not None
+
+    @property
+    def provenance_missing(self) -> list[str]:
+        given = (self.client_tool, self.client_version, self.external_id, self.deep_link)
+        return [part for part, value in zip(PROVENANCE_PARTS, given, strict=True) if not value]
+
+
+_COLUMNS = (
+    sessions.c.id,
+    sessions.c.project_id,
+    sessions.c.actor_id,
+    clients.c.tool,
+    clients.c.version,
+    sessions.c.external_id,
+    sessions.c.deep_link,
+    sessions.c.task,
+    sessions.c.started_at,
+    sessions.c.ended_at,
+)
+
+_FROM = sessions.outerjoin(
+    clients,
+    (clients.c.workspace_id == sessions.c.workspace_id) & (clients.c.id == sessions.c.client_id),
+)
+
+
+async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
+    rows = await tx.execute(select(*_COLUMNS).select_from(_FROM).where(sessions.c.id.in_(ids)))
+    return {row.id: SessionRecord(*row) for row in rows}
+
+
+async def get(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:
+    return (await by_ids(tx, [session_id])).get(session_id)
+
+
+async def _client_id(tx: Tx, tool: str | None, version: str | None) -> uuid.UUID | None:
+    if tool is None and version is None:
+        return None
+    assert tx.workspace_id
+    await tx.execute(
+        pg_insert(clients)
+        .values(workspace_id=tx.workspace_id, id=new_id(), tool=tool, version=version)
+        .on_conflict_do_nothing()
+    )
+    found = await tx.execute(
+        select(clients.c.id).where(
+            clients.c.tool.is_not_distinct_from(tool), clients.c.version.is_not_distinct_from(version)
+        )
+    )
+    return found.scalar_one()
+
+
+async def start(
+    tx: Tx,
+    project_id: uuid.UUID,
+    *,
+    task: str | None,
+    tool: str | None,
+    version: str | None,
+    external_id: str | None,
+    deep_link: str | None,
+) -> SessionRecord:
+    assert tx.workspace_id and tx.actor_id
+    session_id = new_id()
+    await tx.execute(
+        pg_insert(sessions).values(
+            workspace_id=tx.workspace_id,
+            id=session_id,
+            project_id=project_id,
+            actor_id=tx.actor_id,
+            client_id=await _client_id(tx, tool, version),
+            external_id=external_id,
+            deep_link=deep_link,
+            task=task,
+        )
+    )
+    record = await get(tx, session_id)
+    assert record is not None
+    return record
+
+
+async def end(tx: Tx, session_id: uuid.UUID) -> bool:
+    """End a session; False when the caller may not end it. Ending twice keeps the first end."""
+    result = await tx.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(ended_at=func.coalesce(sessions.c.ended_at, func.now()))
+    )
+    return result.rowcount == 1

@@ -1,0 +1,234 @@
+"""Table definitions (SQLAlchemy Core), used by the repositories for typed queries.
+
+The DDL itself lives in the alembic migrations, which also carry what Core
+cannot express (row-level security, policies, triggers, grants). Keep the two
+in step: a column added in a migration is added here too.
+
+Every tenant table leads with ``workspace_id`` and has it in its primary key
+and in every foreign key, so the tables can be distributed by workspace later.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Interval,
+    MetaData,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+
+metadata = MetaData()
+
+
+def _ws() -> Column:
+    return Column("workspace_id", UUID(as_uuid=True), primary_key=True)
+
+
+def _id() -> Column:
+    return Column("id", UUID(as_uuid=True), primary_key=True)
+
+
+def _uuid(name: str, nullable: bool = False) -> Column:
+    return Column(name, UUID(as_uuid=True), nullable=nullable)
+
+
+def _at(name: str, nullable: bool = False) -> Column:
+    return Column(name, DateTime(timezone=True), nullable=nullable)
+
+
+workspaces = Table(
+    "workspaces",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("name", Text, nullable=False),
+    _at("created_at"),
+)
+
+identities = Table(
+    "identities",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("display_name", Text, nullable=False),
+    _at("created_at"),
+)
+
+actors = Table(
+    "actors",
+    metadata,
+    _ws(),
+    _id(),
+    Column("kind", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    _uuid("identity_id", nullable=True),
+    _uuid("created_by", nullable=True),
+    _at("created_at"),
+)
+
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("actor_id"),
+    Column("token_hash", Text, nullable=False),
+    _uuid("created_by", nullable=True),
+    _at("created_at"),
+    _at("revoked_at", nullable=True),
+)
+
+teams = Table(
+    "teams",
+    metadata,
+    _ws(),
+    _id(),
+    Column("name", Text, nullable=False),
+    Column("function", Text, nullable=False),
+    _uuid("created_by"),
+    _at("created_at"),
+)
+
+team_members = Table(
+    "team_members",
+    metadata,
+    _ws(),
+    Column("team_id", UUID(as_uuid=True), primary_key=True),
+    Column("actor_id", UUID(as_uuid=True), primary_key=True),
+    _uuid("added_by"),
+    _at("added_at"),
+)
+
+projects = Table(
+    "projects",
+    metadata,
+    _ws(),
+    _id(),
+    Column("name", Text, nullable=False),
+    _uuid("team_id", nullable=True),
+    _uuid("created_by"),
+    _at("created_at"),
+)
+
+project_members = Table(
+    "project_members",
+    metadata,
+    _ws(),
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("actor_id", UUID(as_uuid=True), primary_key=True),
+    _uuid("added_by"),
+    _at("added_at"),
+)
+
+clients = Table(
+    "clients",
+    metadata,
+    _ws(),
+    _id(),
+    Column("tool", Text),
+    Column("version", Text),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    _uuid("actor_id"),
+    _uuid("client_id", nullable=True),
+    Column("external_id", Text),
+    Column("deep_link", Text),
+    Column("task", Text),
+    _at("started_at"),
+    _at("ended_at", nullable=True),
+)
+
+items = Table(
+    "items",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    Column("kind", Text, nullable=False),
+    Column("statement", Text, nullable=False),
+    Column("details", Text),
+    Column("basis", Text),
+    Column("confidence", Float),
+    Column("status", Text, nullable=False),
+    Column("status_reason", Text),
+    Column("scope", Text, nullable=False),
+    Column("grant_actor_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    _uuid("asserted_by"),
+    _at("asserted_at"),
+    _uuid("session_id", nullable=True),
+    _at("valid_from", nullable=True),
+    _at("valid_to", nullable=True),
+    Column("decay_after", Interval),
+    _at("last_verified_at", nullable=True),
+    Column("load_bearing", Boolean, nullable=False),
+    _uuid("load_bearing_set_by", nullable=True),
+    _at("load_bearing_set_at", nullable=True),
+    Column("load_bearing_suggested", Boolean, nullable=False),
+    _uuid("confirmed_by", nullable=True),
+    _at("confirmed_at", nullable=True),
+    _uuid("supersedes_id", nullable=True),
+    Column("supersession_reason", Text),
+)
+
+item_events = Table(
+    "item_events",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("item_id"),
+    _uuid("actor_id"),
+    _at("at"),
+    Column("event", Text, nullable=False),
+    Column("from_status", Text),
+    Column("to_status", Text, nullable=False),
+    Column("load_bearing", Boolean, nullable=False),
+    Column("confirmed", Boolean, nullable=False),
+    Column("reason", Text),
+    Column("data", JSONB, nullable=False),
+)
+
+proposals = Table(
+    "proposals",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    Column("kind", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    _uuid("target_id"),
+    _uuid("proposed_by"),
+    _at("proposed_at"),
+    Column("reason", Text),
+    Column("replacement", JSONB),
+    _uuid("result_id", nullable=True),
+    _uuid("decided_by", nullable=True),
+    _at("decided_at", nullable=True),
+    Column("decision_note", Text),
+)
+
+disputes = Table(
+    "disputes",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    Column("status", Text, nullable=False),
+    _uuid("item_id"),
+    _uuid("contested_id"),
+    _uuid("raised_by"),
+    _at("raised_at"),
+    Column("reason", Text),
+    _uuid("resolved_by", nullable=True),
+    _at("resolved_at", nullable=True),
+    _uuid("kept_item_id", nullable=True),
+    Column("resolution_note", Text),
+)

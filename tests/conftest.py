@@ -1,0 +1,81 @@
+"""A real PostgreSQL for every test: a fresh database, migrated, used as the server's role.
+
+The GraphQL tests go through the real ASGI application over httpx; the
+database tests connect as ``mneia_app`` (never a superuser), as the server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from mneia.app import create_app
+from mneia.config import app_url, async_url
+from mneia.storage import migration, workspace
+from mneia.storage.database import create_engine
+from tests.database import fresh_name, server_url, with_database
+from tests.graphql import Api
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with server_url(tmp_path_factory.mktemp("pg")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def admin_url(server: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for this run, dropped afterwards."""
+    name = fresh_name()
+    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
+    async with maintenance.connect() as connection:
+        await connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = with_database(server, name)
+    await asyncio.to_thread(migration.upgrade, url)
+    yield url
+    async with maintenance.connect() as connection:
+        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    await maintenance.dispose()
+
+
+@pytest.fixture(scope="session")
+async def admin_engine(admin_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(admin_url, pool_size=2)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture(scope="session")
+async def engine(admin_url: str) -> AsyncIterator[AsyncEngine]:
+    """The server's engine: connected as mneia_app, bound by row-level security."""
+    engine = create_engine(app_url(admin_url), pool_size=5)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture(scope="session")
+async def http(engine: AsyncEngine) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(engine, dispose_engine=False)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mneia.test") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def api(http: httpx.AsyncClient, admin_engine: AsyncEngine) -> Api:
+    return Api(http, admin_engine)
+
+
+@pytest.fixture
+async def world(api: Api) -> Any:
+    """A workspace with a human, an agent, a project they both work in."""
+    return await api.world()
+
+
+__all__ = ["workspace"]
