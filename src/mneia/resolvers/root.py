@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import strawberry
 from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from mneia.errors import MneiaError
@@ -19,7 +18,7 @@ from mneia.schema.actor import Actor, ActorWithToken
 from mneia.schema.item import Item, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
-from mneia.schema.scalars import DateTimeScalar
+from mneia.schema.scalars import SCALARS
 from mneia.schema.session import Session
 from mneia.schema.team import Team
 
@@ -69,7 +68,7 @@ def build_schema() -> strawberry.Schema:
         query=Query,
         mutation=Mutation,
         extensions=[Transaction],
-        scalar_overrides={dt.datetime: DateTimeScalar},
+        config=StrawberryConfig(scalar_map=SCALARS),
     )
 
 

@@ -43,18 +43,19 @@ def serialize_duration(value: dt.timedelta) -> str:
     return isodate.duration_isoformat(value)
 
 
-DateTimeScalar = strawberry.scalar(
-    dt.datetime,
-    name="DateTime",
-    description="ISO-8601 date-time with an offset",
-    serialize=serialize_datetime,
-    parse_value=parse_datetime,
-)
+Duration = NewType("Duration", dt.timedelta)
 
-Duration = strawberry.scalar(
-    NewType("Duration", dt.timedelta),
-    name="Duration",
-    description='ISO-8601 duration, e.g. "P90D", "PT12H"',
-    serialize=serialize_duration,
-    parse_value=parse_duration,
-)
+SCALARS = {
+    dt.datetime: strawberry.scalar(
+        name="DateTime",
+        description="ISO-8601 date-time with an offset",
+        serialize=serialize_datetime,
+        parse_value=parse_datetime,
+    ),
+    Duration: strawberry.scalar(
+        name="Duration",
+        description='ISO-8601 duration, e.g. "P90D", "PT12H"',
+        serialize=serialize_duration,
+        parse_value=parse_duration,
+    ),
+}
