@@ -13,8 +13,9 @@ from mneia.resolvers import item as items
 from mneia.resolvers import project as projects
 from mneia.resolvers import session as sessions
 from mneia.resolvers import team as teams
+from mneia.resolvers import workspace as workspaces
 from mneia.resolvers.extension import Transaction
-from mneia.schema.actor import Actor, ActorWithToken
+from mneia.schema.actor import Actor, ActorWithToken, Workspace
 from mneia.schema.item import Item, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
@@ -28,6 +29,7 @@ HUMAN_ONLY = "Human only: an agent gets FORBIDDEN with extensions.reason HUMAN_R
 @strawberry.type
 class Query:
     me: Actor = strawberry.field(resolver=actors.me)
+    workspace: Workspace = strawberry.field(resolver=workspaces.current_workspace)
     project: Project | None = strawberry.field(resolver=projects.get_project)
     projects: list[Project] = strawberry.field(resolver=projects.list_projects)
     session: Session | None = strawberry.field(resolver=sessions.get_session)

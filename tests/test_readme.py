@@ -1,0 +1,79 @@
+"""The README's walkthrough, run block by block against the real API, so it cannot drift.
+
+Each ```graphql block starts with a comment line naming who sends it
+(``as:``), its ``variables:`` (``<NAME>`` placeholders are filled from
+earlier ``keep:`` results) and, optionally, ``expect: CODE`` for a block that
+must fail with that error code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.graphql import Api
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest'
+
+BLOCK = re.compile(r"```graphql\n(# as:[^\n]*)\n(.*?)```", re.S)
+HEADER = re.compile(r"(\w+):\s*(.*?)(?=\s{2,}\w+:|$)")
+
+
+def _header(line: str) -> dict[str, str]:
+    return {key: value.strip() for key, value in HEADER.findall(line.lstrip("# "))}
+
+
+def _dig(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        data = data[part]
+    return data
+
+
+def _fill(raw: str, kept: dict[str, str]) -> dict[str, Any]:
+    return json.loads(re.sub(r"<(\w+)>", lambda m: kept[m.group(1)], raw)) if raw else {}
+
+
+def test_readme_has_the_walkthrough_blocks() -> None:
+    blocks = BLOCK.findall(README)
+    assert len(blocks) >= 8, "the walkthrough lost its blocks"
+
+
+async def test_readme_walkthrough_results(api: Api) -> None:
+    _, alice = await api.bootstrap("alice")
+    tokens = {"alice": alice.token}
+    kept: dict[str, str] = {}
+    last: dict[str, Any] = {}
+    for header_line, operation in BLOCK.findall(README):
+        header = _header(header_line)
+        token = tokens[header["as"]]
+        variables = _fill(header.get("variables", ""), kept)
+        if "expect" in header:
+            error = await api.fail(token, operation, **variables)
+            assert error["extensions"]["code"] == header["expect"], error
+            continue
+        last = await api.run(token, operation, **variables)
+        for keep in filter(None, (part.strip() for part in header.get("keep", "").split(","))):
+            path, name = (piece.strip() for piece in keep.split(" as "))
+            kept[name] = _dig(last, path)
+        if "AGENT" in kept:
+            tokens["agent"] = kept["AGENT"]
+
+    # The last block is the item graph: what the walkthrough promises it shows.
+    node = last["items"]["nodes"][0]
+    assert last["items"]["totalCount"] == 1
+    assert node["authority"] == "HUMAN_CONFIRMED"
+    assert node["loadBearing"] is True
+    assert node["confirmation"]["by"]["name"] == "alice"
+    assert node["provenance"]["assertedBy"] == {"name": "claude-code", "kind": "AGENT"}
+    assert node["provenance"]["partial"] is True
+    assert node["provenance"]["missing"] == ["deepLink"]
+    assert node["provenance"]["session"]["client"] == {"tool": "claude-code", "version": "1.0.98"}
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    assert TEST_COMMAND in README
+    assert TEST_COMMAND in (ROOT / ".ci" / "run").read_text()
