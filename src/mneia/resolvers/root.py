@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -69,7 +70,8 @@ def build_schema() -> strawberry.Schema:
     return MneiaSchema(
         query=Query,
         mutation=Mutation,
-        extensions=[Transaction],
+        # Clients send the same few operations again and again: parse and validate each once.
+        extensions=[lambda: ParserCache(maxsize=512), lambda: ValidationCache(maxsize=512), Transaction],
         config=StrawberryConfig(scalar_map=SCALARS),
     )
 

@@ -7,11 +7,12 @@ unconfirmed assertion never look alike.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from mneia.schema.actor import Actor
+from mneia.schema.loading import now_or_later
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
 from mneia.schema.project import Project
 from mneia.schema.scalars import Duration
@@ -37,33 +38,39 @@ class Provenance:
     record: strawberry.Private[ItemRecord]
 
     @strawberry.field
-    async def asserted_by(self, info: strawberry.Info) -> Actor:
-        return Actor.of(await info.context.loaders.actor.load(self.record.asserted_by))
+    def asserted_by(self, info: strawberry.Info) -> Actor:
+        return now_or_later(info.context.loaders.actor.load(self.record.asserted_by), Actor.of)
 
     @strawberry.field
-    async def actor_kind(self, info: strawberry.Info) -> ActorKind:
-        return ActorKind((await info.context.loaders.actor.load(self.record.asserted_by)).kind)
+    def actor_kind(self, info: strawberry.Info) -> ActorKind:
+        asserter = info.context.loaders.actor.load(self.record.asserted_by)
+        return now_or_later(asserter, lambda record: ActorKind(record.kind))
 
     @strawberry.field
-    async def session(self, info: strawberry.Info) -> Session | None:
+    def session(self, info: strawberry.Info) -> Session | None:
         if self.record.session_id is None:
             return None
-        record = await info.context.loaders.session.load(self.record.session_id)
-        return Session.of(record) if record else None
+        found = info.context.loaders.session.load(self.record.session_id)
+        return now_or_later(found, lambda record: Session.of(record) if record else None)
 
     @strawberry.field(description="True when any part of the chain item→session→client is missing.")
-    async def partial(self, info: strawberry.Info) -> bool:
-        return bool(await self.missing(info))
+    def partial(self, info: strawberry.Info) -> bool:
+        return now_or_later(self._missing(info), bool)
 
     @strawberry.field(description='What is missing, e.g. ["session"] or ["client.version", "deepLink"].')
-    async def missing(self, info: strawberry.Info) -> list[str]:
+    def missing(self, info: strawberry.Info) -> list[str]:
+        return self._missing(info)
+
+    def _missing(self, info: strawberry.Info) -> Any:
         if self.record.session_id is not None:
-            session = await info.context.loaders.session.load(self.record.session_id)
-            return session.provenance_missing if session else [AGENT_OUTSIDE_SESSION]
-        asserter = await info.context.loaders.actor.load(self.record.asserted_by)
+            found = info.context.loaders.session.load(self.record.session_id)
+            return now_or_later(
+                found, lambda session: session.provenance_missing if session else [AGENT_OUTSIDE_SESSION]
+            )
         # A person stating something directly is complete provenance; an agent
         # outside any session cannot be traced back to a conversation (R13).
-        return [] if asserter.is_human else [AGENT_OUTSIDE_SESSION]
+        asserter = info.context.loaders.actor.load(self.record.asserted_by)
+        return now_or_later(asserter, lambda record: [] if record.is_human else [AGENT_OUTSIDE_SESSION])
 
 
 @strawberry.type
@@ -89,19 +96,20 @@ class Item:
     record: strawberry.Private[ItemRecord]
 
     @strawberry.field
-    async def project(self, info: strawberry.Info) -> Project:
-        return Project.of(await info.context.loaders.project.load(self.record.project_id))
+    def project(self, info: strawberry.Info) -> Project:
+        return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
     def provenance(self) -> Provenance:
         return Provenance(asserted_at=self.record.asserted_at, basis=self.record.basis, record=self.record)
 
     @strawberry.field(description="Null unless a human confirmed it.")
-    async def confirmation(self, info: strawberry.Info) -> Confirmation | None:
-        if self.record.confirmed_by is None or self.record.confirmed_at is None:
+    def confirmation(self, info: strawberry.Info) -> Confirmation | None:
+        at = self.record.confirmed_at
+        if self.record.confirmed_by is None or at is None:
             return None
-        by = await info.context.loaders.actor.load(self.record.confirmed_by)
-        return Confirmation(by=Actor.of(by), at=self.record.confirmed_at)
+        by = info.context.loaders.actor.load(self.record.confirmed_by)
+        return now_or_later(by, lambda record: Confirmation(by=Actor.of(record), at=at))
 
     @strawberry.field
     def stale(self, info: strawberry.Info) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
+from mneia.schema.loading import now_or_later
 from mneia.schema.team import Team
 from mneia.storage.project import ProjectRecord
 
@@ -15,11 +16,11 @@ class Project:
     team_id: strawberry.Private[object]
 
     @strawberry.field
-    async def team(self, info: strawberry.Info) -> Team | None:
+    def team(self, info: strawberry.Info) -> Team | None:
         if self.team_id is None:
             return None
-        record = await info.context.loaders.team.load(self.team_id)
-        return Team.of(record) if record else None
+        found = info.context.loaders.team.load(self.team_id)
+        return now_or_later(found, lambda record: Team.of(record) if record else None)
 
     @classmethod
     def of(cls, record: ProjectRecord) -> Project:

@@ -7,6 +7,7 @@ from datetime import datetime
 import strawberry
 
 from mneia.schema.actor import Actor
+from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
 from mneia.storage.session import SessionRecord
 
@@ -40,12 +41,12 @@ class Session:
         return Client(tool=self.record.client_tool, version=self.record.client_version)
 
     @strawberry.field
-    async def project(self, info: strawberry.Info) -> Project:
-        return Project.of(await info.context.loaders.project.load(self.record.project_id))
+    def project(self, info: strawberry.Info) -> Project:
+        return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
-    async def actor(self, info: strawberry.Info) -> Actor:
-        return Actor.of(await info.context.loaders.actor.load(self.record.actor_id))
+    def actor(self, info: strawberry.Info) -> Actor:
+        return now_or_later(info.context.loaders.actor.load(self.record.actor_id), Actor.of)
 
     @classmethod
     def of(cls, record: SessionRecord) -> Session:

