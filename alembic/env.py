@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 
+from alembic import context
 from sqlalchemy import pool
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
-
-from alembic import context
 
 from mneia.config import async_url
 

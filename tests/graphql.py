@@ -37,9 +37,12 @@ class Api:
         self.http = http
         self.admin_engine = admin_engine
 
-    async def post(self, token: str | None, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def post(
+        self, token: str | None, query: str, variables: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        response = await self.http.post("/graphql", json={"query": query, "variables": variables or {}}, headers=headers)
+        body = {"query": query, "variables": variables or {}}
+        response = await self.http.post("/graphql", json=body, headers=headers)
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -63,7 +66,8 @@ class Api:
     async def actor(self, token: str, kind: str, name: str) -> Who:
         data = await self.run(
             token,
-            "mutation($k: ActorKind!, $n: String!) { createActor(kind: $k, name: $n) { actor { id } token } }",
+            "mutation($k: ActorKind!, $n: String!) {"
+            " createActor(kind: $k, name: $n) { actor { id } token } }",
             k=kind,
             n=name,
         )

@@ -23,9 +23,8 @@ event (R6) from a trigger, so no code path can change an item silently.
 
 from __future__ import annotations
 
-from sqlalchemy.util import await_only
-
 from alembic import op
+from sqlalchemy.util import await_only
 
 revision = "0001_foundation"
 down_revision = None
@@ -511,6 +510,33 @@ CREATE POLICY dispute_resolve ON disputes FOR UPDATE
   WITH CHECK (workspace_id = mneia_workspace());
 """
 
+# Authentication in one round trip: reveal the presented token's row (the
+# token_read policy), bind the transaction to its workspace and actor, and
+# return that actor. Runs as the caller, under every policy.
+AUTHENTICATE = """
+CREATE FUNCTION mneia_authenticate(presented text)
+  RETURNS TABLE (workspace_id uuid, id uuid, kind text, name text, created_at timestamptz)
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  DECLARE
+    found_workspace uuid;
+    found_actor uuid;
+  BEGIN
+    PERFORM set_config('mneia.token_hash', presented, true);
+    SELECT t.workspace_id, t.actor_id INTO found_workspace, found_actor
+      FROM api_tokens t WHERE t.token_hash = presented AND t.revoked_at IS NULL;
+    PERFORM set_config('mneia.token_hash', '', true);
+    IF found_actor IS NULL THEN
+      RETURN;
+    END IF;
+    PERFORM set_config('mneia.workspace_id', found_workspace::text, true),
+            set_config('mneia.actor_id', found_actor::text, true);
+    RETURN QUERY SELECT a.workspace_id, a.id, a.kind, a.name, a.created_at FROM actors a
+      WHERE a.workspace_id = found_workspace AND a.id = found_actor;
+  END
+  $$;
+"""
+
 # R3: authority can only be minted by the human it is attributed to.
 TRIGGERS = """
 CREATE FUNCTION mneia_require_human(who uuid, what text) RETURNS void
@@ -688,6 +714,7 @@ def upgrade() -> None:
         _script(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
     _script(POLICIES)
     _script(TRIGGERS)
+    _script(AUTHENTICATE)
     _script(GRANTS)
     _script("RESET ROLE")
 
@@ -697,6 +724,7 @@ def downgrade() -> None:
     for table in reversed(TENANT_TABLES):
         _script(f"DROP TABLE IF EXISTS {table} CASCADE")
     for function in (
+        "mneia_authenticate(text)",
         "mneia_disputes_guard()",
         "mneia_proposals_guard()",
         "mneia_items_log()",

@@ -80,13 +80,9 @@ class Context:
         self._tx = tx
         if not self.bearer:
             return
-        owner = await token.lookup(tx, self.bearer)
-        if owner is None:
-            raise Unauthenticated("unknown or revoked bearer token")
-        await tx.set_context(owner.workspace_id, owner.actor_id)
-        self._actor = await actor.get(tx, owner.actor_id)
+        self._actor = await token.authenticate(tx, self.bearer)
         if self._actor is None:
-            raise Unauthenticated("the token's actor no longer exists")
+            raise Unauthenticated("unknown or revoked bearer token")
 
     def require_human(self, operation: str) -> ActorRecord:
         """R3: refuse an agent before anything is written."""

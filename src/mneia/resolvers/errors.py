@@ -12,7 +12,6 @@ import logging
 import uuid
 
 from graphql import GraphQLError
-
 from mneia.errors import MneiaError
 
 log = logging.getLogger("mneia")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
 
+from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
 from mneia.errors import MneiaError, Unauthenticated
 from mneia.resolvers.errors import present
 from mneia.storage.database import transaction

@@ -225,11 +225,15 @@ async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearin
 
 async def _suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
     tx = info.context.tx
-    await proposal.create(tx, project_id=record.project_id, kind="LOAD_BEARING", target_id=record.id, reason=reason)
+    await proposal.create(
+        tx, project_id=record.project_id, kind="LOAD_BEARING", target_id=record.id, reason=reason
+    )
     return await _change(info, record, "suggestLoadBearing", load_bearing_suggested=True)
 
 
-async def suggest_load_bearing(info: strawberry.Info, id: strawberry.ID, reason: str | None = None) -> Proposal:
+async def suggest_load_bearing(
+    info: strawberry.Info, id: strawberry.ID, reason: str | None = None
+) -> Proposal:
     record = await _visible(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import strawberry
-from graphql import GraphQLError
 from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
+from graphql import GraphQLError
 from mneia.errors import MneiaError
 from mneia.resolvers import actor as actors
 from mneia.resolvers import item as items
@@ -61,7 +61,9 @@ class Mutation:
 
 
 class MneiaSchema(strawberry.Schema):
-    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
         """Expected failures are answers, not incidents: log only the unexpected ones (in errors.present)."""
         del errors, execution_context
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from mneia.schema.actor import Actor
-from mneia.schema.loading import now_or_later
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
+from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
@@ -197,7 +197,9 @@ class AssertItemInput:
     session_id: strawberry.ID | None = None
     confidence: float | None = None
     scope: Scope | None = Scope.PROJECT
-    grant_actor_ids: list[strawberry.ID] | None = strawberry.field(default=None, description="With scope GRANTS.")
+    grant_actor_ids: list[strawberry.ID] | None = strawberry.field(
+        default=None, description="With scope GRANTS."
+    )
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     decay_after: Duration | None = None

@@ -108,7 +108,9 @@ def _as_of_state(as_of: datetime):  # type: ignore[no-untyped-def]
     )
 
 
-def _at_state(record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, as_of: datetime) -> ItemRecord:
+def _at_state(
+    record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, as_of: datetime
+) -> ItemRecord:
     return dataclasses.replace(
         record,
         status=status,

@@ -11,17 +11,19 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from dataclasses import dataclass
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import insert, text
 
+from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
 
 PREFIX = "mneia_"
 
-_PRESENT = text("SELECT set_config('mneia.token_hash', :digest, true)")
+_AUTHENTICATE = text(
+    "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)"
+)
 
 
 def digest(token: str) -> str:
@@ -32,23 +34,14 @@ def mint() -> str:
     return PREFIX + secrets.token_urlsafe(32)
 
 
-@dataclass(frozen=True, slots=True)
-class TokenOwner:
-    workspace_id: uuid.UUID
-    actor_id: uuid.UUID
-
-
-async def lookup(tx: Tx, token: str) -> TokenOwner | None:
-    hashed = digest(token)
-    await tx.execute(_PRESENT, {"digest": hashed})
-    row = (
-        await tx.execute(
-            select(api_tokens.c.workspace_id, api_tokens.c.actor_id).where(
-                api_tokens.c.token_hash == hashed, api_tokens.c.revoked_at.is_(None)
-            )
-        )
-    ).first()
-    return TokenOwner(row.workspace_id, row.actor_id) if row else None
+async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
+    """The token's actor, with the transaction bound to it; None for an unknown or revoked token."""
+    row = (await tx.execute(_AUTHENTICATE, {"digest": digest(token)})).first()
+    if row is None:
+        return None
+    record = ActorRecord(*row)
+    tx.workspace_id, tx.actor_id = record.workspace_id, record.id
+    return record
 
 
 async def create(tx: Tx, workspace_id: uuid.UUID, actor_id: uuid.UUID, created_by: uuid.UUID | None) -> str:
