@@ -152,7 +152,9 @@ async def _validated(info: strawberry.Info, data: AssertItemInput, field: str) -
     return values
 
 
-async def _contested(info: strawberry.Info, ids: list[str] | None, field: str) -> list[ItemRecord]:
+async def _contested(
+    info: strawberry.Info, ids: list[strawberry.ID] | None, field: str
+) -> list[ItemRecord]:
     keys = parse_ids(list(ids or []), field)
     found = await item.by_ids(info.context.tx, keys)
     for key in keys:

@@ -156,7 +156,7 @@ class Item:
             asserted_at=record.asserted_at,
             valid_from=record.valid_from,
             valid_to=record.valid_to,
-            decay_after=record.decay_after,
+            decay_after=Duration(record.decay_after) if record.decay_after is not None else None,
             last_verified_at=record.last_verified_at,
             supersedes_id=strawberry.ID(str(record.supersedes_id)) if record.supersedes_id else None,
             supersession_reason=record.supersession_reason,

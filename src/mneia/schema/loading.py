@@ -22,7 +22,7 @@ def now_or_later(pending: Awaitable[V] | V, convert: Callable[[V], R]) -> Any:
         return convert(pending)
     done = getattr(pending, "done", None)
     if done is not None and done():
-        return convert(pending.result())  # type: ignore[attr-defined]
+        return convert(pending.result())  # type: ignore[union-attr]
 
     async def later() -> R:
         return convert(await pending)

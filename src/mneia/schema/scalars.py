@@ -7,6 +7,7 @@ from typing import NewType
 
 import isodate
 import strawberry
+from strawberry.types.scalar import ScalarDefinition
 
 
 def parse_datetime(value: object) -> dt.datetime:
@@ -45,7 +46,7 @@ def serialize_duration(value: dt.timedelta) -> str:
 
 Duration = NewType("Duration", dt.timedelta)
 
-SCALARS = {
+SCALARS: dict[object, ScalarDefinition] = {
     dt.datetime: strawberry.scalar(
         name="DateTime",
         description="ISO-8601 date-time with an offset",

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import insert, select
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors
 
@@ -32,7 +32,7 @@ _COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, ac
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
     rows = await tx.execute(select(*_COLUMNS).where(actors.c.id.in_(ids)))
-    return {row.id: ActorRecord(*row) for row in rows}
+    return {row.id: from_row(ActorRecord, row) for row in rows}
 
 
 async def get(tx: Tx, actor_id: uuid.UUID) -> ActorRecord | None:
@@ -49,4 +49,4 @@ async def create(
             .returning(*_COLUMNS)
         )
     ).one()
-    return ActorRecord(*row)
+    return from_row(ActorRecord, row)

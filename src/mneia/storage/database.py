@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Executable, text
 from sqlalchemy.engine import CursorResult
@@ -77,3 +77,11 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
             await connection.rollback()
         else:
             await connection.commit()
+
+
+R = TypeVar("R")
+
+
+def from_row(record: type[R], row: Any) -> R:
+    """Build a record dataclass from a row whose columns are in the record's field order."""
+    return record(*row)

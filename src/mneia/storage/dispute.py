@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
@@ -45,7 +45,7 @@ async def involving(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
     )
     found: dict[uuid.UUID, list[DisputeRecord]] = {item_id: [] for item_id in item_ids}
     for row in rows:
-        record = DisputeRecord(*row)
+        record = from_row(DisputeRecord, row)
         for side in (record.item_id, record.contested_id):
             if side in found:
                 found[side].append(record)
@@ -70,4 +70,4 @@ async def open(tx: Tx, newcomer: ItemRecord, contested: ItemRecord, reason: str 
             .returning(*_COLUMNS)
         )
     ).one()
-    return DisputeRecord(*row)
+    return from_row(DisputeRecord, row)

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_events, items
 
@@ -66,7 +66,7 @@ _COLUMNS = tuple(items.c[field.name] for field in dataclasses.fields(ItemRecord)
 
 
 def _record(row: Any) -> ItemRecord:
-    return ItemRecord(*row[: len(_COLUMNS)])
+    return from_row(ItemRecord, row[: len(_COLUMNS)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ def _as_of_state(as_of: datetime):  # type: ignore[no-untyped-def]
 
 
 def _at_state(
-    record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, as_of: datetime
+    record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, *, as_of: datetime
 ) -> ItemRecord:
     return dataclasses.replace(
         record,
@@ -178,7 +178,7 @@ async def page(
     for row in rows[:first]:
         record = _record(row)
         if as_of is not None:
-            record = _at_state(record, *row[len(_COLUMNS) :], as_of)
+            record = _at_state(record, *row[len(_COLUMNS) :], as_of=as_of)
         records.append(record)
     return ItemPage(records, has_next=len(rows) > first, total=total)
 
@@ -201,7 +201,7 @@ async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> Item
     ).first()
     if row is None:
         return None
-    return _at_state(_record(row), *row[len(_COLUMNS) :], as_of)
+    return _at_state(_record(row), *row[len(_COLUMNS) :], as_of=as_of)
 
 
 async def successors(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:

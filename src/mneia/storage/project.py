@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import project_members, projects
 
@@ -26,7 +26,7 @@ _COLUMNS = (projects.c.id, projects.c.name, projects.c.team_id)
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProjectRecord]:
     rows = await tx.execute(select(*_COLUMNS).where(projects.c.id.in_(ids)))
-    return {row.id: ProjectRecord(*row) for row in rows}
+    return {row.id: from_row(ProjectRecord, row) for row in rows}
 
 
 async def get(tx: Tx, project_id: uuid.UUID) -> ProjectRecord | None:
@@ -35,7 +35,7 @@ async def get(tx: Tx, project_id: uuid.UUID) -> ProjectRecord | None:
 
 async def all_visible(tx: Tx) -> list[ProjectRecord]:
     rows = await tx.execute(select(*_COLUMNS).order_by(projects.c.name, projects.c.id))
-    return [ProjectRecord(*row) for row in rows]
+    return [from_row(ProjectRecord, row) for row in rows]
 
 
 async def create(tx: Tx, name: str, team_id: uuid.UUID | None) -> ProjectRecord:
@@ -54,7 +54,7 @@ async def create(tx: Tx, name: str, team_id: uuid.UUID | None) -> ProjectRecord:
             .returning(*_COLUMNS)
         )
     ).one()
-    record = ProjectRecord(*row)
+    record = from_row(ProjectRecord, row)
     await add_member(tx, record.id, tx.actor_id)
     return record
 

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import proposals
 
@@ -39,7 +39,7 @@ _COLUMNS = tuple(proposals.c[field.name] for field in dataclasses.fields(Proposa
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRecord]:
     rows = await tx.execute(select(*_COLUMNS).where(proposals.c.id.in_(ids)))
-    return {row.id: ProposalRecord(*row) for row in rows}
+    return {row.id: from_row(ProposalRecord, row) for row in rows}
 
 
 async def pending_load_bearing(tx: Tx, target_id: uuid.UUID) -> ProposalRecord | None:
@@ -52,7 +52,7 @@ async def pending_load_bearing(tx: Tx, target_id: uuid.UUID) -> ProposalRecord |
             )
         )
     ).first()
-    return ProposalRecord(*row) if row else None
+    return from_row(ProposalRecord, row) if row else None
 
 
 async def create(
@@ -81,7 +81,7 @@ async def create(
             .returning(*_COLUMNS)
         )
     ).one()
-    return ProposalRecord(*row)
+    return from_row(ProposalRecord, row)
 
 
 async def settle_load_bearing(tx: Tx, target_id: uuid.UUID, *, accepted: bool) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import clients, sessions
 
@@ -64,7 +64,7 @@ _FROM = sessions.outerjoin(
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
     rows = await tx.execute(select(*_COLUMNS).select_from(_FROM).where(sessions.c.id.in_(ids)))
-    return {row.id: SessionRecord(*row) for row in rows}
+    return {row.id: from_row(SessionRecord, row) for row in rows}
 
 
 async def get(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import team_members, teams
 
@@ -26,7 +26,7 @@ _COLUMNS = (teams.c.id, teams.c.name, teams.c.function)
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TeamRecord]:
     rows = await tx.execute(select(*_COLUMNS).where(teams.c.id.in_(ids)))
-    return {row.id: TeamRecord(*row) for row in rows}
+    return {row.id: from_row(TeamRecord, row) for row in rows}
 
 
 async def create(tx: Tx, name: str, function: str) -> TeamRecord:
@@ -44,7 +44,7 @@ async def create(tx: Tx, name: str, function: str) -> TeamRecord:
             .returning(*_COLUMNS)
         )
     ).one()
-    return TeamRecord(*row)
+    return from_row(TeamRecord, row)
 
 
 async def add_member(tx: Tx, team_id: uuid.UUID, actor_id: uuid.UUID) -> None:

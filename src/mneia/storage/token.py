@@ -15,7 +15,7 @@ import uuid
 from sqlalchemy import insert, text
 
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
 
@@ -39,7 +39,7 @@ async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
     row = (await tx.execute(_AUTHENTICATE, {"digest": digest(token)})).first()
     if row is None:
         return None
-    record = ActorRecord(*row)
+    record = from_row(ActorRecord, row)
     tx.workspace_id, tx.actor_id = record.workspace_id, record.id
     return record
 

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import OWNER_ROLE
 from mneia.storage import token
-from mneia.storage.database import Tx, transaction
+from mneia.storage.database import Tx, from_row, transaction
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors, identities, workspaces
 
@@ -32,7 +32,7 @@ async def get(tx: Tx, workspace_id: uuid.UUID) -> WorkspaceRecord | None:
     row = (
         await tx.execute(select(workspaces.c.id, workspaces.c.name).where(workspaces.c.id == workspace_id))
     ).first()
-    return WorkspaceRecord(*row) if row else None
+    return from_row(WorkspaceRecord, row) if row else None
 
 
 async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: str) -> Bootstrap:
