@@ -7,7 +7,10 @@ database tests connect as ``mneia_app`` (never a superuser), as the server does.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,9 +27,15 @@ from tests.graphql import Api
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with server_url(tmp_path_factory.mktemp("pg")) as url:
-        yield url
+def server() -> Iterator[str]:
+    # Not under pytest's basetemp: pytest prunes old basetemps, which would pull
+    # the data directory from under a concurrent run's embedded server.
+    scratch = Path(tempfile.mkdtemp(prefix="mneia-pg-"))
+    try:
+        with server_url(scratch) as url:
+            yield url
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -20,13 +20,13 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]
 from alembic.util import CommandError
 from sqlalchemy import pool, text
 from sqlalchemy.engine import make_url
@@ -135,15 +135,17 @@ def reachable(url: str, *, who: str = "") -> None:
         raise CliError(f"cannot reach the database{who} at {shown(url)}: {reason(exc)}") from None
 
 
+# ALTER ROLE takes no bind parameters: PostgreSQL itself quotes the literal (%L).
+_ALTER_PASSWORD = text(
+    "SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:password AS text))"
+)
+
+
 async def _set_app_password(admin_url: str, password: str) -> None:
-    # ALTER ROLE takes no bind parameters: let PostgreSQL quote the literal (%L).
     engine = _probe_engine(admin_url)
     try:
         async with engine.begin() as connection:
-            statement = await connection.scalar(
-                text("SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:password AS text))"),
-                {"role": APP_ROLE, "password": password},
-            )
+            statement = await connection.scalar(_ALTER_PASSWORD, {"role": APP_ROLE, "password": password})
             await connection.exec_driver_sql(statement)
     finally:
         await engine.dispose()
@@ -189,8 +191,9 @@ def require_migrated(db: Database) -> None:
         raise CliError(f"{db.description} has no Mneia schema yet; run `mneia migrate` first")
     if current != head_revisions():
         at = ", ".join(sorted(current)) or "none"
-        raise CliError(f"{db.description} is not migrated to the latest revision (at {at}); "
-                       "run `mneia migrate` first")
+        raise CliError(
+            f"{db.description} is not migrated to the latest revision (at {at}); run `mneia migrate` first"
+        )
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -208,9 +211,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise CliError(
-                f"port {port} on {host} is already in use; choose another with --port"
-            ) from None
+            raise CliError(f"port {port} on {host} is already in use; choose another with --port") from None
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
 
@@ -233,18 +234,14 @@ def serve(args: argparse.Namespace) -> None:
             app_url = settings.server_url(db.admin_url)
             reachable(app_url, who=f" as {make_url(app_url).username}")
             app = create_app(create_engine(app_url))
-            config = uvicorn.Config(
-                app, log_level=args.log_level, access_log=args.access_log, lifespan="on"
-            )
+            config = uvicorn.Config(app, log_level=args.log_level, access_log=args.access_log, lifespan="on")
             host = f"[{args.host}]" if ":" in args.host else args.host
-            print(f"mneia: serving http://{host}:{args.port}/graphql "
-                  f"(database: {db.description})", flush=True)
+            port = sock.getsockname()[1]  # the real one when --port 0 let the system choose
+            print(f"mneia: serving http://{host}:{port}/graphql (database: {db.description})", flush=True)
             # uvicorn re-raises the signal it caught once it has shut down: main()'s
             # SIGTERM handler and Python's SIGINT one turn it into an exception here.
-            try:
+            with suppress(_Stop, KeyboardInterrupt):
                 uvicorn.Server(config).run(sockets=[sock])
-            except (_Stop, KeyboardInterrupt):
-                pass
     finally:
         sock.close()
 
@@ -272,8 +269,7 @@ async def _bootstrap(admin_url: str, workspace_name: str, human_name: str) -> di
         made = await workspace.bootstrap(engine, workspace_name, human_name)
     finally:
         await engine.dispose()
-    return {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id),
-            "token": made.token}
+    return {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id), "token": made.token}
 
 
 def run_bootstrap(args: argparse.Namespace) -> None:
@@ -293,6 +289,12 @@ def run_bootstrap(args: argparse.Namespace) -> None:
     print(f"Token (shown once, store it now): {made['token']}")
 
 
+def _port(value: str) -> int:
+    if not value.isdigit() or not 0 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a TCP port (0-65535)")
+    return int(value)
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("must not be empty")
@@ -301,9 +303,11 @@ def _non_empty(value: str) -> str:
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--data-dir", type=Path, default=None,
+        "--data-dir",
+        type=Path,
+        default=None,
         help="embedded PostgreSQL's directory when DATABASE_URL is unset "
-             "(default: $MNEIA_DATA_DIR, else the user data directory)",
+        "(default: $MNEIA_DATA_DIR, else the user data directory)",
     )
 
 
@@ -315,7 +319,7 @@ def parser() -> argparse.ArgumentParser:
 
     serve_cmd = commands.add_parser("serve", help="migrate, then serve GraphQL at /graphql")
     serve_cmd.add_argument("--host", default="127.0.0.1")
-    serve_cmd.add_argument("--port", type=int, default=8000)
+    serve_cmd.add_argument("--port", type=_port, default=8000)
     serve_cmd.add_argument("--log-level", choices=LOG_LEVELS, default="info")
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
     _data_dir_option(serve_cmd)

@@ -34,10 +34,6 @@ def _keyed(
     return DataLoader(load_fn=load)
 
 
-async def _chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[item.ItemRecord]]:
-    return {item_id: await item.chain(tx, item_id) for item_id in ids}
-
-
 class Loaders:
     def __init__(self, tx_of: Callable[[], Tx]) -> None:
         self.actor = _keyed(tx_of, actor.by_ids)
@@ -46,7 +42,7 @@ class Loaders:
         self.session = _keyed(tx_of, session.by_ids)
         self.item = _keyed(tx_of, item.by_ids)
         self.successor = _keyed(tx_of, item.successors)
-        self.chain = _keyed(tx_of, _chains)
+        self.chain = _keyed(tx_of, item.chains)
         self.disputes = _keyed(tx_of, dispute.involving)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from graphql import GraphQLError
+from graphql import ArgumentNode, DocumentNode, GraphQLError, Node, ObjectFieldNode, Visitor, visit
 from mneia.errors import MneiaError
 
 log = logging.getLogger("mneia")
@@ -38,21 +38,48 @@ def _with(error: GraphQLError, message: str, extensions: dict[str, object]) -> G
     )
 
 
-def present(error: GraphQLError) -> GraphQLError:
+def _argument_path(document: DocumentNode | None, target: Node) -> str | None:
+    """The argument and input fields that enclose ``target`` in the document, e.g. ``input.decayAfter``."""
+    if document is None:
+        return None
+    names: list[str] = []
+    found: list[str] = []
+
+    class Finder(Visitor):
+        def enter(self, node: Node, *_: object) -> None:
+            if isinstance(node, (ArgumentNode, ObjectFieldNode)):
+                names.append(node.name.value)
+            if node is target and names and not found:
+                found.extend(names)
+
+        def leave(self, node: Node, *_: object) -> None:
+            if isinstance(node, (ArgumentNode, ObjectFieldNode)):
+                names.pop()
+
+    visit(document, Finder())
+    return ".".join(found) or None
+
+
+def present(error: GraphQLError, document: DocumentNode | None = None) -> GraphQLError:
     """The error as the client should see it."""
     original = error.original_error
     if isinstance(original, MneiaError):
         return _with(error, original.message, {"code": original.code, **original.extensions})
     if original is None or isinstance(original, (ValueError, TypeError)) and error.path is None:
-        if error.message.startswith("Syntax Error"):
+        message = error.message
+        if message.startswith("Syntax Error"):
             code = "GRAPHQL_PARSE_FAILED"
-        elif any(marker in error.message for marker in _INPUT_MARKERS):
+        elif any(marker in message for marker in _INPUT_MARKERS):
             code = "BAD_USER_INPUT"
+            where = _argument_path(document, error.nodes[0]) if error.nodes else None
+            if where and not message.startswith(where):
+                message = f"{where}: {message}"
         else:
             code = "GRAPHQL_VALIDATION_FAILED"
-        return _with(error, error.message, {"code": code})
+        return _with(error, message, {"code": code})
     if isinstance(original, GraphQLError):
-        return present(original)
+        # graphql-core wraps a variable's coercion error; its outer message names the field.
+        return _with(error, error.message, dict(present(original, document).extensions or {}))
     request_id = uuid.uuid4().hex[:12]
     log.error("request %s failed", request_id, exc_info=original)
     return _with(

@@ -35,7 +35,8 @@ class Transaction(SchemaExtension):
         yield
         result = self.execution_context.result
         if result is not None and result.errors:
-            result.errors = [present(error) for error in result.errors]
+            document = self.execution_context.graphql_document
+            result.errors = [present(error, document) for error in result.errors]
 
     async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
         execution = self.execution_context

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
@@ -34,6 +34,52 @@ class DisputeRecord:
 
 
 _COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeRecord))
+
+
+async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRecord]:
+    rows = await tx.execute(select(*_COLUMNS).where(disputes.c.id.in_(ids)))
+    return {row.id: from_row(DisputeRecord, row) for row in rows}
+
+
+async def lock(tx: Tx, dispute_id: uuid.UUID) -> DisputeRecord | None:
+    """A visible dispute, row-locked so that two humans cannot resolve it differently at once."""
+    row = (await tx.execute(select(*_COLUMNS).where(disputes.c.id == dispute_id).with_for_update())).first()
+    return from_row(DisputeRecord, row) if row else None
+
+
+async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | None) -> DisputeRecord:
+    row = (
+        await tx.execute(
+            update(disputes)
+            .where(disputes.c.id == dispute_id, disputes.c.status == "OPEN")
+            .values(
+                status="RESOLVED",
+                resolved_by=tx.actor_id,
+                resolved_at=func.now(),
+                kept_item_id=kept,
+                resolution_note=note,
+            )
+            .returning(*_COLUMNS)
+        )
+    ).one()
+    return from_row(DisputeRecord, row)
+
+
+async def open_against(tx: Tx, item_id: uuid.UUID) -> int:
+    """How many open disputes ``item_id`` raised (as the contradicting side)."""
+    found = await tx.execute(
+        select(func.count()).where(disputes.c.item_id == item_id, disputes.c.status == "OPEN")
+    )
+    return int(found.scalar_one())
+
+
+async def of_project(tx: Tx, project_id: uuid.UUID, status: str | None) -> list[DisputeRecord]:
+    """A project's visible disputes, newest first."""
+    query = select(*_COLUMNS).where(disputes.c.project_id == project_id)
+    if status is not None:
+        query = query.where(disputes.c.status == status)
+    rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()))
+    return [from_row(DisputeRecord, row) for row in rows]
 
 
 async def involving(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[DisputeRecord]]:

@@ -210,27 +210,41 @@ async def successors(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRe
     return {row.supersedes_id: _record(row) for row in rows}
 
 
-async def chain(tx: Tx, item_id: uuid.UUID) -> list[ItemRecord]:
-    """The whole supersede chain through ``item_id``, oldest first, in one recursive query."""
-    back = select(*_COLUMNS, literal_column("0").label("depth")).where(items.c.id == item_id)
-    back_cte = back.cte("back", recursive=True)
+async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemRecord]]:
+    """The whole supersede chain through each item, oldest first, all in one recursive query.
+
+    Each walk carries its origin and a depth (negative backwards, positive
+    forwards), so chains of any length cost one statement (R7).
+    """
+    if not ids:
+        return {}
+    origin = items.c.id.label("origin")
+    seed = select(*_COLUMNS, origin, literal_column("0").label("depth")).where(items.c.id.in_(ids))
+
+    back = seed.cte("back", recursive=True)
     older = items.alias("older")
-    back_cte = back_cte.union_all(
-        select(*(older.c[c.name] for c in _COLUMNS), (back_cte.c.depth - 1)).where(
-            older.c.id == back_cte.c.supersedes_id
+    back = back.union_all(
+        select(*(older.c[c.name] for c in _COLUMNS), back.c.origin, back.c.depth - 1).where(
+            older.c.id == back.c.supersedes_id
         )
     )
-    forward = select(*_COLUMNS, literal_column("0").label("depth")).where(items.c.id == item_id)
-    forward_cte = forward.cte("forward", recursive=True)
+    forward = seed.cte("forward", recursive=True)
     newer = items.alias("newer")
-    forward_cte = forward_cte.union_all(
-        select(*(newer.c[c.name] for c in _COLUMNS), (forward_cte.c.depth + 1)).where(
-            newer.c.supersedes_id == forward_cte.c.id
+    forward = forward.union_all(
+        select(*(newer.c[c.name] for c in _COLUMNS), forward.c.origin, forward.c.depth + 1).where(
+            newer.c.supersedes_id == forward.c.id
         )
     )
-    union = select(back_cte).union(select(forward_cte)).subquery()
-    rows = await tx.execute(select(union).order_by(union.c.depth))
-    return [_record(row) for row in rows]
+    walked = select(back).union_all(select(forward).where(forward.c.depth > 0)).subquery()
+    rows = await tx.execute(select(walked).order_by(walked.c.origin, walked.c.depth))
+    found: dict[uuid.UUID, list[ItemRecord]] = {}
+    for row in rows:
+        found.setdefault(row.origin, []).append(_record(row))
+    return found
+
+
+async def chain(tx: Tx, item_id: uuid.UUID) -> list[ItemRecord]:
+    return (await chains(tx, [item_id])).get(item_id, [])
 
 
 async def create(tx: Tx, **values: Any) -> ItemRecord:
@@ -252,3 +266,18 @@ async def change(tx: Tx, item_id: uuid.UUID, **values: Any) -> ItemRecord | None
         await tx.execute(update(items).where(items.c.id == item_id).values(**values).returning(*_COLUMNS))
     ).first()
     return _record(row) if row else None
+
+
+async def lock(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
+    """The item, row-locked until the transaction ends; None if the caller cannot change it.
+
+    Concurrent supersessions of one item queue here; each sees the status the
+    previous one committed (R7), and the unique successor index is the backstop.
+    """
+    row = (await tx.execute(select(*_COLUMNS).where(items.c.id == item_id).with_for_update())).first()
+    return _record(row) if row else None
+
+
+async def head(tx: Tx, item_id: uuid.UUID) -> ItemRecord:
+    """The newest item of the chain through ``item_id`` (itself when nothing replaced it)."""
+    return (await chain(tx, item_id))[-1]

@@ -1,0 +1,500 @@
+"""R3 (the actor's kind comes from its record; human-only operations) and R5 (load-bearing).
+
+Authority is checked twice: by the resolvers (FORBIDDEN / HUMAN_REQUIRED before
+anything is written) and by the database itself, as the server's role, so that
+no application bug can mint a confirmation, a load-bearing setting, a decision,
+an actor or a token for an agent. Each database refusal has a positive control
+(the same statement in a human's context goes through), so the tests can fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import Text, cast, func, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from mneia.storage.tables import metadata
+from tests.graphql import Api, World
+
+SET_CONTEXT = text(
+    "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
+)
+INSUFFICIENT_PRIVILEGE = "42501"
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+async def database_state(admin_engine: AsyncEngine) -> dict[str, tuple[int, Any]]:
+    """Each table's row count and a hash of its rows, read as a superuser (past every policy).
+
+    Comparing two states shows that nothing was inserted, updated or deleted anywhere.
+    """
+    state: dict[str, tuple[int, Any]] = {}
+    async with admin_engine.connect() as connection:
+        for table in metadata.sorted_tables:
+            row_text = cast(table.table_valued(), Text)
+            query = select(func.count(), func.sum(func.hashtextextended(row_text, 0)))
+            count, digest = (await connection.execute(query.select_from(table))).one()
+            state[table.name] = (count, digest)
+    return state
+
+
+def sqlstate(error: DBAPIError) -> str | None:
+    return getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+
+
+@asynccontextmanager
+async def as_caller(engine: AsyncEngine, workspace_id: str, actor_id: str) -> AsyncIterator[AsyncConnection]:
+    """A transaction as the server's role (mneia_app) bound to a caller; always rolled back."""
+    async with engine.connect() as connection:
+        await connection.begin()
+        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
+        try:
+            yield connection
+        finally:
+            await connection.rollback()
+
+
+async def refused(
+    engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any
+) -> DBAPIError:
+    """Run one statement as the server's role for this caller; it must be refused with 42501."""
+    async with as_caller(engine, workspace_id, actor_id) as connection:
+        with pytest.raises(DBAPIError) as caught:
+            await connection.execute(text(sql), params)
+    assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
+    return caught.value
+
+
+async def accepted(engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any) -> int:
+    """Run one statement as the server's role for this caller; it must succeed (then roll back)."""
+    async with as_caller(engine, workspace_id, actor_id) as connection:
+        result = await connection.execute(text(sql), params)
+        return result.rowcount
+
+
+def assert_human_required(error: dict[str, Any]) -> None:
+    assert error["extensions"]["code"] == "FORBIDDEN", error
+    assert error["extensions"]["reason"] == "HUMAN_REQUIRED", error
+
+
+ITEM_FIELDS = """id status authority loadBearing loadBearingSuggested
+  confirmation { by { id kind } at }"""
+
+
+async def read_item(api: Api, token: str, item_id: str) -> dict[str, Any]:
+    data = await api.run(token, f"query($i: ID!) {{ item(id: $i) {{ {ITEM_FIELDS} }} }}", i=item_id)
+    return data["item"]
+
+
+async def proposal_rows(api: Api, item_id: str) -> list[dict[str, Any]]:
+    async with api.admin_engine.connect() as connection:
+        rows = await connection.execute(
+            text(
+                "SELECT id, kind, status, proposed_by, decided_by FROM proposals"
+                " WHERE target_id = :item ORDER BY proposed_at, id"
+            ),
+            {"item": item_id},
+        )
+        return [dict(row._mapping) for row in rows]
+
+
+async def item_row(api: Api, item_id: str) -> dict[str, Any]:
+    async with api.admin_engine.connect() as connection:
+        row = await connection.execute(
+            text(
+                "SELECT status, load_bearing, load_bearing_suggested, load_bearing_set_by,"
+                " confirmed_by FROM items WHERE id = :item"
+            ),
+            {"item": item_id},
+        )
+        return dict(row.one()._mapping)
+
+
+# --- R3 through the API: human-only mutations ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A world plus what the human-only mutations act on."""
+
+    world: World
+    team_id: str
+    outsider_id: str  # an actor in the workspace who is in neither the project nor the team
+    item_id: str  # an agent's unconfirmed assertion with a pending load-bearing suggestion
+
+
+@pytest.fixture
+async def stage(api: Api, world: World) -> Stage:
+    team = await api.run(
+        world.human.token, 'mutation { createTeam(name: "core", function: "backend") { id } }'
+    )
+    outsider = await api.actor(world.human.token, "AGENT", "outsider")
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use Postgres 15")
+    await api.run(world.agent.token, "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }", i=item["id"])
+    return Stage(world, team["createTeam"]["id"], outsider.id, item["id"])
+
+
+HUMAN_ONLY: dict[str, tuple[str, Callable[[Stage], dict[str, Any]]]] = {
+    "createTeam": ('mutation { createTeam(name: "ops", function: "operations") { id } }', lambda s: {}),
+    "createProject": ('mutation { createProject(name: "rogue") { id } }', lambda s: {}),
+    "createActor-HUMAN": (
+        'mutation { createActor(kind: HUMAN, name: "mallory") { actor { id } token } }',
+        lambda s: {},
+    ),
+    "createActor-AGENT": (
+        'mutation { createActor(kind: AGENT, name: "minion") { actor { id } token } }',
+        lambda s: {},
+    ),
+    "addProjectMember": (
+        "mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }",
+        lambda s: {"p": s.world.project_id, "a": s.outsider_id},
+    ),
+    "addTeamMember": (
+        "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }",
+        lambda s: {"t": s.team_id, "a": s.world.agent.id},
+    ),
+    "confirmItem": ("mutation($i: ID!) { confirmItem(id: $i) { id } }", lambda s: {"i": s.item_id}),
+    "setLoadBearing-true": (
+        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }",
+        lambda s: {"i": s.item_id},
+    ),
+    "setLoadBearing-false": (
+        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: false) { id } }",
+        lambda s: {"i": s.item_id},
+    ),
+}
+
+
+@pytest.mark.parametrize("operation", list(HUMAN_ONLY))
+async def test_r3_human_only_mutation_refuses_agent_and_writes_nothing(
+    api: Api, stage: Stage, operation: str
+) -> None:
+    query, variables = HUMAN_ONLY[operation]
+    before = await database_state(api.admin_engine)
+    error = await api.fail(stage.world.agent.token, query, **variables(stage))
+    assert_human_required(error)
+    assert await database_state(api.admin_engine) == before
+
+
+@pytest.mark.parametrize("operation", list(HUMAN_ONLY))
+async def test_r3_human_only_mutation_works_for_a_human(api: Api, stage: Stage, operation: str) -> None:
+    """The control for the test above: the same operation by a human succeeds."""
+    query, variables = HUMAN_ONLY[operation]
+    data = await api.run(stage.world.human.token, query, **variables(stage))
+    assert data and all(value is not None for value in data.values())
+
+
+async def test_r3_no_header_or_variable_can_claim_a_kind(api: Api, stage: Stage) -> None:
+    agent = stage.world.agent
+    claims = {
+        "Authorization": f"Bearer {agent.token}",
+        "X-Actor-Kind": "HUMAN",
+        "X-Mneia-Actor-Kind": "HUMAN",
+    }
+    before = await database_state(api.admin_engine)
+    response = await api.http.post(
+        "/graphql",
+        json={
+            "query": "mutation($i: ID!) { confirmItem(id: $i) { id authority } }",
+            "variables": {"i": stage.item_id, "kind": "HUMAN", "actorKind": "HUMAN"},
+            "extensions": {"kind": "HUMAN"},
+        },
+        headers=claims,
+    )
+    body = response.json()
+    assert body.get("errors"), body
+    assert_human_required(body["errors"][0])
+    assert await database_state(api.admin_engine) == before
+
+    response = await api.http.post(
+        "/graphql",
+        json={"query": "{ me { id kind } }", "variables": {"kind": "HUMAN"}},
+        headers=claims,
+    )
+    assert response.json() == {"data": {"me": {"id": agent.id, "kind": "AGENT"}}}
+    human = await api.run(stage.world.human.token, "{ me { id kind } }")
+    assert human["me"] == {"id": stage.world.human.id, "kind": "HUMAN"}
+
+
+# --- R3 in the database, as the server's role ---------------------------------------------------
+
+CONFIRM = "UPDATE items SET confirmed_by = :by, confirmed_at = now() WHERE id = :item"
+LOAD_BEARING = (
+    "UPDATE items SET load_bearing = true, load_bearing_set_by = :by, load_bearing_set_at = now()"
+    " WHERE id = :item"
+)
+
+
+@pytest.mark.parametrize("statement", [CONFIRM, LOAD_BEARING], ids=["confirm", "load-bearing"])
+async def test_r3_database_refuses_authority_attributed_to_an_agent(
+    api: Api, engine: AsyncEngine, world: World, statement: str
+) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Cache for 5 min")
+    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+
+    error = await refused(engine, ws, agent, statement, by=agent, item=item["id"])
+    assert "HUMAN_REQUIRED" in str(error.orig)
+    # An agent cannot launder it by naming a human as the author either.
+    error = await refused(engine, ws, agent, statement, by=human, item=item["id"])
+    assert "HUMAN_REQUIRED" in str(error.orig)
+    # Nor can anyone attribute it to an agent from a human's context.
+    error = await refused(engine, ws, human, statement, by=agent, item=item["id"])
+    assert "HUMAN_REQUIRED" in str(error.orig)
+    # Control: the human, in their own name, may.
+    assert await accepted(engine, ws, human, statement, by=human, item=item["id"]) == 1
+    assert (await item_row(api, item["id"]))["confirmed_by"] is None  # everything was rolled back
+
+
+async def test_r3_database_refuses_an_agent_inserting_a_confirmed_item(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+    insert = (
+        "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by,"
+        " confirmed_by, confirmed_at) VALUES (:ws, gen_random_uuid(), :project, 'FACT', 'minted',"
+        " :asserter, :by, now())"
+    )
+    for by in (agent, human):
+        error = await refused(
+            engine, ws, agent, insert, ws=ws, project=world.project_id, asserter=agent, by=by
+        )
+        assert "HUMAN_REQUIRED" in str(error.orig)
+    inserted = await accepted(
+        engine, ws, human, insert, ws=ws, project=world.project_id, asserter=human, by=human
+    )
+    assert inserted == 1
+
+
+async def test_r3_database_refuses_an_agent_creating_actors_or_tokens(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+    new_actor = (
+        "INSERT INTO actors (workspace_id, id, kind, name, created_by)"
+        " VALUES (:ws, gen_random_uuid(), :kind, 'minted', :by)"
+    )
+    new_token = (
+        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by)"
+        " VALUES (:ws, gen_random_uuid(), :owner, :hash, :by)"
+    )
+    for kind in ("HUMAN", "AGENT"):
+        await refused(engine, ws, agent, new_actor, ws=ws, kind=kind, by=agent)
+    await refused(engine, ws, agent, new_token, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=agent)
+    await refused(engine, ws, agent, new_token, ws=ws, owner=human, hash=uuid.uuid4().hex, by=agent)
+    # Controls: a human may do both.
+    assert await accepted(engine, ws, human, new_actor, ws=ws, kind="AGENT", by=human) == 1
+    assert (
+        await accepted(engine, ws, human, new_token, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=human) == 1
+    )
+
+
+async def test_r3_database_refuses_a_proposal_decision_by_an_agent(
+    api: Api, engine: AsyncEngine, stage: Stage
+) -> None:
+    world = stage.world
+    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+    (pending,) = await proposal_rows(api, stage.item_id)
+    decide = "UPDATE proposals SET status = 'ACCEPTED', decided_by = :by, decided_at = now() WHERE id = :p"
+    error = await refused(engine, ws, agent, decide, by=agent, p=str(pending["id"]))
+    assert "HUMAN_REQUIRED" in str(error.orig)
+    error = await refused(engine, ws, agent, decide, by=human, p=str(pending["id"]))
+    assert "HUMAN_REQUIRED" in str(error.orig)
+    assert await accepted(engine, ws, human, decide, by=human, p=str(pending["id"])) == 1
+    assert (await proposal_rows(api, stage.item_id))[0]["status"] == "PENDING"
+
+
+# --- R3: authentication --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", [None, "mneia_not-a-real-token", "garbage"])
+async def test_r3_absent_or_unknown_token_is_unauthenticated(api: Api, token: str | None) -> None:
+    error = await api.fail(token, "{ me { id } }")
+    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_r3_revoked_token_is_unauthenticated(api: Api, world: World) -> None:
+    assert (await api.run(world.agent.token, "{ me { id } }"))["me"]["id"] == world.agent.id
+    async with api.admin_engine.begin() as connection:
+        await connection.execute(
+            text("UPDATE api_tokens SET revoked_at = now() WHERE actor_id = :a"), {"a": world.agent.id}
+        )
+    error = await api.fail(world.agent.token, "{ me { id } }")
+    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+    # The human's token is untouched.
+    assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
+
+
+async def test_r3_introspection_needs_no_token(api: Api) -> None:
+    data = await api.run(None, "{ __schema { queryType { name } } }")
+    assert data == {"__schema": {"queryType": {"name": "Query"}}}
+
+
+# --- R3: authority of assertions, confirmation, retirement --------------------------------------
+
+
+async def test_r3_human_assertion_is_human_confirmed_by_that_human(api: Api, world: World) -> None:
+    item = await api.assert_item(world.human.token, projectId=world.project_id, statement="Ship Fridays")
+    found = await read_item(api, world.agent.token, item["id"])
+    assert found["authority"] == "HUMAN_CONFIRMED"
+    assert found["confirmation"]["by"] == {"id": world.human.id, "kind": "HUMAN"}
+    assert found["confirmation"]["at"]
+
+
+async def test_r3_agent_assertion_stays_agent_asserted_until_a_human_confirms(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Tests use pytest")
+    found = await read_item(api, world.human.token, item["id"])
+    assert (found["authority"], found["confirmation"]) == ("AGENT_ASSERTED", None)
+
+    data = await api.run(
+        world.human.token, f"mutation($i: ID!) {{ confirmItem(id: $i) {{ {ITEM_FIELDS} }} }}", i=item["id"]
+    )
+    confirmed = data["confirmItem"]
+    assert confirmed["authority"] == "HUMAN_CONFIRMED"
+    assert confirmed["confirmation"]["by"] == {"id": world.human.id, "kind": "HUMAN"}
+    assert await read_item(api, world.agent.token, item["id"]) == confirmed
+
+
+RETIRE = 'mutation($i: ID!) { retireItem(id: $i, reason: "obsolete") { id status } }'
+
+
+async def test_r3_agent_may_retire_an_unconfirmed_agent_assertion(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Temp note")
+    data = await api.run(world.agent.token, RETIRE, i=item["id"])
+    assert data["retireItem"] == {"id": item["id"], "status": "RETIRED"}
+
+
+@pytest.mark.parametrize("asserter", ["human", "agent-then-confirmed"])
+async def test_r3_agent_may_not_retire_a_human_confirmed_item(api: Api, world: World, asserter: str) -> None:
+    if asserter == "human":
+        item = await api.assert_item(world.human.token, projectId=world.project_id, statement="Rule")
+    else:
+        item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Rule")
+        await api.run(world.human.token, "mutation($i: ID!) { confirmItem(id: $i) { id } }", i=item["id"])
+    before = await database_state(api.admin_engine)
+    assert_human_required(await api.fail(world.agent.token, RETIRE, i=item["id"]))
+    assert await database_state(api.admin_engine) == before
+    assert (await item_row(api, item["id"]))["status"] == "ACTIVE"
+
+
+# --- R5: load-bearing ----------------------------------------------------------------------------
+
+SUGGEST = """mutation($i: ID!) { suggestLoadBearing(id: $i, reason: "everything depends on it") {
+  id kind status reason proposedBy { id } target { id loadBearing loadBearingSuggested } } }"""
+SET_LOAD_BEARING = f"""mutation($i: ID!, $lb: Boolean!) {{
+  setLoadBearing(id: $i, loadBearing: $lb) {{ {ITEM_FIELDS} }} }}"""
+
+
+async def test_r5_agent_suggestion_is_a_pending_proposal(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Money in cents")
+    proposal = (await api.run(world.agent.token, SUGGEST, i=item["id"]))["suggestLoadBearing"]
+    assert (proposal["kind"], proposal["status"]) == ("LOAD_BEARING", "PENDING")
+    assert proposal["proposedBy"]["id"] == world.agent.id
+    assert proposal["target"] == {"id": item["id"], "loadBearing": False, "loadBearingSuggested": True}
+    found = await read_item(api, world.human.token, item["id"])
+    assert (found["loadBearing"], found["loadBearingSuggested"]) == (False, True)
+    rows = await proposal_rows(api, item["id"])
+    assert [(str(r["id"]), r["status"]) for r in rows] == [(proposal["id"], "PENDING")]
+
+
+async def test_r5_assertion_with_suggestion_opens_a_pending_proposal(api: Api, world: World) -> None:
+    data = await api.run(
+        world.agent.token,
+        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id loadBearing loadBearingSuggested } }",
+        i={
+            "projectId": world.project_id,
+            "kind": "CONSTRAINT",
+            "statement": "No PII in logs",
+            "suggestLoadBearing": True,
+        },
+    )
+    item = data["assertItem"]
+    assert (item["loadBearing"], item["loadBearingSuggested"]) == (False, True)
+    rows = await proposal_rows(api, item["id"])
+    assert [(r["kind"], r["status"], str(r["proposed_by"])) for r in rows] == [
+        ("LOAD_BEARING", "PENDING", world.agent.id)
+    ]
+
+
+async def test_r5_suggesting_twice_returns_the_same_pending_proposal(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="UTC everywhere")
+    first = (await api.run(world.agent.token, SUGGEST, i=item["id"]))["suggestLoadBearing"]
+    again = (await api.run(world.agent.token, SUGGEST, i=item["id"]))["suggestLoadBearing"]
+    by_human = (await api.run(world.human.token, SUGGEST, i=item["id"]))["suggestLoadBearing"]
+    assert first["id"] == again["id"] == by_human["id"]
+    assert len(await proposal_rows(api, item["id"])) == 1
+
+
+async def test_r5_suggestions_concurrently_leave_one_pending_proposal(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Idempotent jobs")
+    bodies = await asyncio.gather(
+        *(api.post(world.agent.token, SUGGEST, {"i": item["id"]}) for _ in range(4))
+    )
+    # A suggestion that loses the race may answer CONFLICT (the contract's "lost a race"); no
+    # other failure is acceptable, and every success names the one pending proposal.
+    ids = {body["data"]["suggestLoadBearing"]["id"] for body in bodies if body.get("data")}
+    codes = {error["extensions"]["code"] for body in bodies for error in body.get("errors") or []}
+    assert len(ids) == 1 and codes <= {"CONFLICT"}, bodies
+    assert [r["status"] for r in await proposal_rows(api, item["id"])] == ["PENDING"]
+
+
+async def test_r5_human_setting_load_bearing_settles_the_suggestion(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Idempotency keys")
+    await api.run(world.agent.token, SUGGEST, i=item["id"])
+    data = await api.run(world.human.token, SET_LOAD_BEARING, i=item["id"], lb=True)
+    settled = data["setLoadBearing"]
+    assert (settled["loadBearing"], settled["loadBearingSuggested"]) == (True, False)
+    assert await read_item(api, world.agent.token, item["id"]) == settled
+    (closed,) = await proposal_rows(api, item["id"])
+    assert (closed["status"], str(closed["decided_by"])) == ("ACCEPTED", world.human.id)
+    assert str((await item_row(api, item["id"]))["load_bearing_set_by"]) == world.human.id
+
+
+async def test_r5_human_clearing_load_bearing_rejects_the_suggestion(api: Api, world: World) -> None:
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Retry thrice")
+    await api.run(world.agent.token, SUGGEST, i=item["id"])
+    data = await api.run(world.human.token, SET_LOAD_BEARING, i=item["id"], lb=False)
+    settled = data["setLoadBearing"]
+    assert (settled["loadBearing"], settled["loadBearingSuggested"]) == (False, False)
+    (closed,) = await proposal_rows(api, item["id"])
+    assert (closed["status"], str(closed["decided_by"])) == ("REJECTED", world.human.id)
+
+
+async def test_r5_agent_can_never_make_an_item_load_bearing(api: Api, world: World) -> None:
+    """Every mutation an agent can aim at an item's load-bearing flag leaves it false."""
+    agent = world.agent.token
+    data = await api.run(
+        agent,
+        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id loadBearing } }",
+        i={
+            "projectId": world.project_id,
+            "kind": "CONSTRAINT",
+            "statement": "Never drop tables",
+            "suggestLoadBearing": True,
+        },
+    )
+    item_id = data["assertItem"]["id"]
+    assert data["assertItem"]["loadBearing"] is False
+    await api.run(agent, SUGGEST, i=item_id)
+    assert_human_required(await api.fail(agent, SET_LOAD_BEARING, i=item_id, lb=True))
+    await api.run(agent, "mutation($i: ID!) { verifyItem(id: $i) { id } }", i=item_id)
+    # Aliases and repeated fields in one operation do not help either.
+    body = await api.post(
+        agent,
+        """mutation($i: ID!) { a: suggestLoadBearing(id: $i) { id }
+             b: setLoadBearing(id: $i, loadBearing: true) { id } }""",
+        {"i": item_id},
+    )
+    assert body.get("errors")
+    row = await item_row(api, item_id)
+    assert (row["load_bearing"], row["load_bearing_set_by"]) == (False, None)
+    assert (await read_item(api, world.human.token, item_id))["loadBearing"] is False
