@@ -323,6 +323,8 @@ CREATE TABLE disputes (
 );
 CREATE INDEX disputes_project ON disputes (workspace_id, project_id, status, raised_at DESC);
 CREATE INDEX disputes_item ON disputes (workspace_id, item_id);
+CREATE UNIQUE INDEX disputes_one_open_pair ON disputes (workspace_id, item_id, contested_id)
+  WHERE status = 'OPEN';
 CREATE INDEX disputes_contested ON disputes (workspace_id, contested_id);
 """
 
@@ -617,6 +619,12 @@ CREATE FUNCTION mneia_items_log() RETURNS trigger
       INSERT INTO item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
                                load_bearing, confirmed, reason)
       VALUES (NEW.workspace_id, NEW.id, who, now(), 'STATUS_CHANGED', OLD.status, NEW.status,
+              NEW.load_bearing, confirmed, NEW.status_reason);
+    END IF;
+    IF NEW.status_reason IS DISTINCT FROM OLD.status_reason AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
+      INSERT INTO item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
+                               load_bearing, confirmed, reason)
+      VALUES (NEW.workspace_id, NEW.id, who, now(), 'NOTED', OLD.status, NEW.status,
               NEW.load_bearing, confirmed, NEW.status_reason);
     END IF;
     IF NEW.confirmed_by IS DISTINCT FROM OLD.confirmed_by THEN

@@ -92,7 +92,7 @@ async def _warm(context: Any, records: list[ItemRecord]) -> None:
         await loaders.team.load_many(team_ids)
 
 
-async def _validated(info: strawberry.Info, data: AssertItemInput, field: str) -> dict[str, object]:
+async def validated_assertion(info: strawberry.Info, data: AssertItemInput, field: str) -> dict[str, object]:
     """Check an assertion's input and return the item's column values. Writes nothing."""
     context = info.context
     tx = context.tx
@@ -152,7 +152,7 @@ async def _validated(info: strawberry.Info, data: AssertItemInput, field: str) -
     return values
 
 
-async def _contested(
+async def contested_items(
     info: strawberry.Info, ids: list[strawberry.ID] | None, field: str
 ) -> list[ItemRecord]:
     keys = parse_ids(list(ids or []), field)
@@ -168,8 +168,8 @@ async def _contested(
 
 async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
     context = info.context
-    values = await _validated(info, input, "input")
-    contested = await _contested(info, input.contradicts, "input.contradicts")
+    values = await validated_assertion(info, input, "input")
+    contested = await contested_items(info, input.contradicts, "input.contradicts")
     if contested:
         values["status"] = "DISPUTED"
         values["status_reason"] = "contradicts " + ", ".join(str(record.id) for record in contested)
@@ -178,11 +178,11 @@ async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
         for other in contested:
             await dispute.open(context.tx, record, other, reason=values["basis"])  # type: ignore[arg-type]
         if input.suggest_load_bearing:
-            record = await _suggest(info, record, reason=None)
+            record = await suggest(info, record, reason=None)
     return Item.of(record)
 
 
-async def _visible(info: strawberry.Info, id: strawberry.ID, field: str = "id") -> ItemRecord:
+async def visible_item(info: strawberry.Info, id: strawberry.ID, field: str = "id") -> ItemRecord:
     record = await item.get(info.context.tx, parse_id(id, field))
     if record is None:
         raise NotFound("item", id)
@@ -199,7 +199,7 @@ async def _change(info: strawberry.Info, record: ItemRecord, operation: str, **v
 
 async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
     human = info.context.require_human("confirmItem")
-    record = await _visible(info, id)
+    record = await visible_item(info, id)
     if record.status != "ACTIVE":
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
     if record.confirmed_by is not None:
@@ -209,7 +209,7 @@ async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
 
 async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearing: bool) -> Item:
     human = info.context.require_human("setLoadBearing")
-    record = await _visible(info, id)
+    record = await visible_item(info, id)
     changed = await _change(
         info,
         record,
@@ -225,7 +225,7 @@ async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearin
     return Item.of(changed)
 
 
-async def _suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
+async def suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
     tx = info.context.tx
     await proposal.create(
         tx, project_id=record.project_id, kind="LOAD_BEARING", target_id=record.id, reason=reason
@@ -236,13 +236,13 @@ async def _suggest(info: strawberry.Info, record: ItemRecord, reason: str | None
 async def suggest_load_bearing(
     info: strawberry.Info, id: strawberry.ID, reason: str | None = None
 ) -> Proposal:
-    record = await _visible(info, id)
+    record = await visible_item(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")
     pending = await proposal.pending_load_bearing(info.context.tx, record.id)
     if pending is None:
         async with refused_as("suggestLoadBearing"):
-            await _suggest(info, record, optional_text(reason, "reason"))
+            await suggest(info, record, optional_text(reason, "reason"))
         pending = await proposal.pending_load_bearing(info.context.tx, record.id)
         assert pending is not None
     return Proposal.of(pending)
@@ -250,7 +250,7 @@ async def suggest_load_bearing(
 
 async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> Item:
     why = required_text(reason, "reason")
-    record = await _visible(info, id)
+    record = await visible_item(info, id)
     if record.status not in CHANGEABLE:
         raise Conflict(f"retireItem: item is already {record.status}", currentStatus=record.status)
     if record.confirmed_by is not None and not info.context.actor.is_human:
@@ -259,5 +259,5 @@ async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> 
 
 
 async def verify_item(info: strawberry.Info, id: strawberry.ID) -> Item:
-    record = await _visible(info, id)
+    record = await visible_item(info, id)
     return Item.of(await _change(info, record, "verifyItem", last_verified_at=func.now()))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
 from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
@@ -9,55 +11,75 @@ from strawberry.types import ExecutionContext
 
 from graphql import GraphQLError
 from mneia.errors import MneiaError
-from mneia.resolvers import actor as actors
-from mneia.resolvers import item as items
-from mneia.resolvers import project as projects
-from mneia.resolvers import session as sessions
-from mneia.resolvers import team as teams
-from mneia.resolvers import workspace as workspaces
+from mneia.resolvers import actor as actor_resolvers
+from mneia.resolvers import dispute as dispute_resolvers
+from mneia.resolvers import item as item_resolvers
+from mneia.resolvers import project as project_resolvers
+from mneia.resolvers import session as session_resolvers
+from mneia.resolvers import supersession as supersession_resolvers
+from mneia.resolvers import team as team_resolvers
+from mneia.resolvers import workspace as workspace_resolvers
 from mneia.resolvers.extension import Transaction
 from mneia.schema.actor import Actor, ActorWithToken, Workspace
+from mneia.schema.dispute import Dispute
 from mneia.schema.item import Item, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.scalars import SCALARS
 from mneia.schema.session import Session
+from mneia.schema.supersession import SupersedeResult
 from mneia.schema.team import Team
 
 HUMAN_ONLY = "Human only: an agent gets FORBIDDEN with extensions.reason HUMAN_REQUIRED."
 
 
+def human_only(resolver: Any) -> Any:
+    """A mutation for humans; the resolver refuses agents (R3), the schema says so."""
+    return strawberry.mutation(resolver=resolver, description=HUMAN_ONLY)
+
+
 @strawberry.type
 class Query:
-    me: Actor = strawberry.field(resolver=actors.me)
-    workspace: Workspace = strawberry.field(resolver=workspaces.current_workspace)
-    project: Project | None = strawberry.field(resolver=projects.get_project)
-    projects: list[Project] = strawberry.field(resolver=projects.list_projects)
-    session: Session | None = strawberry.field(resolver=sessions.get_session)
-    item: Item | None = strawberry.field(resolver=items.get_item)
-    items: ItemPage = strawberry.field(resolver=items.list_items)
+    me: Actor = strawberry.field(resolver=actor_resolvers.me)
+    workspace: Workspace = strawberry.field(resolver=workspace_resolvers.current_workspace)
+    project: Project | None = strawberry.field(resolver=project_resolvers.get_project)
+    projects: list[Project] = strawberry.field(resolver=project_resolvers.list_projects)
+    session: Session | None = strawberry.field(resolver=session_resolvers.get_session)
+    item: Item | None = strawberry.field(resolver=item_resolvers.get_item)
+    items: ItemPage = strawberry.field(resolver=item_resolvers.list_items)
+    disputes: list[Dispute] = strawberry.field(
+        resolver=dispute_resolvers.list_disputes, description="A project's disputes, newest first."
+    )
+    proposals: list[Proposal] = strawberry.field(
+        resolver=dispute_resolvers.list_proposals, description="A project's proposals, newest first."
+    )
 
 
 @strawberry.type
 class Mutation:
-    create_team: Team = strawberry.mutation(resolver=teams.create_team, description=HUMAN_ONLY)
-    create_project: Project = strawberry.mutation(resolver=projects.create_project, description=HUMAN_ONLY)
-    create_actor: ActorWithToken = strawberry.mutation(resolver=actors.create_actor, description=HUMAN_ONLY)
-    add_project_member: Project = strawberry.mutation(
-        resolver=projects.add_project_member, description=HUMAN_ONLY
-    )
-    add_team_member: Team = strawberry.mutation(resolver=teams.add_team_member, description=HUMAN_ONLY)
-    start_session: Session = strawberry.mutation(resolver=sessions.start_session)
-    end_session: Session = strawberry.mutation(resolver=sessions.end_session)
-    assert_item: Item = strawberry.mutation(resolver=items.assert_item)
-    confirm_item: Item = strawberry.mutation(resolver=items.confirm_item, description=HUMAN_ONLY)
-    set_load_bearing: Item = strawberry.mutation(resolver=items.set_load_bearing, description=HUMAN_ONLY)
-    suggest_load_bearing: Proposal = strawberry.mutation(resolver=items.suggest_load_bearing)
+    create_team: Team = human_only(team_resolvers.create_team)
+    create_project: Project = human_only(project_resolvers.create_project)
+    create_actor: ActorWithToken = human_only(actor_resolvers.create_actor)
+    add_project_member: Project = human_only(project_resolvers.add_project_member)
+    add_team_member: Team = human_only(team_resolvers.add_team_member)
+    start_session: Session = strawberry.mutation(resolver=session_resolvers.start_session)
+    end_session: Session = strawberry.mutation(resolver=session_resolvers.end_session)
+    assert_item: Item = strawberry.mutation(resolver=item_resolvers.assert_item)
+    confirm_item: Item = human_only(item_resolvers.confirm_item)
+    set_load_bearing: Item = human_only(item_resolvers.set_load_bearing)
+    suggest_load_bearing: Proposal = strawberry.mutation(resolver=item_resolvers.suggest_load_bearing)
     retire_item: Item = strawberry.mutation(
-        resolver=items.retire_item,
+        resolver=item_resolvers.retire_item,
         description="Retire an item. Retiring a human-confirmed item is for humans only.",
     )
-    verify_item: Item = strawberry.mutation(resolver=items.verify_item)
+    verify_item: Item = strawberry.mutation(resolver=item_resolvers.verify_item)
+    supersede_item: SupersedeResult = strawberry.mutation(
+        resolver=supersession_resolvers.supersede_item,
+        description="Replace an item. An agent replacing a human-confirmed item gets PendingConfirmation.",
+    )
+    decide_proposal: Proposal = human_only(supersession_resolvers.decide_proposal)
+    dispute_item: Dispute = strawberry.mutation(resolver=dispute_resolvers.dispute_item)
+    resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
 
 
 class MneiaSchema(strawberry.Schema):

@@ -117,3 +117,16 @@ async def open(tx: Tx, newcomer: ItemRecord, contested: ItemRecord, reason: str 
         )
     ).one()
     return from_row(DisputeRecord, row)
+
+
+async def open_between(tx: Tx, item_id: uuid.UUID, contested_id: uuid.UUID) -> DisputeRecord | None:
+    row = (
+        await tx.execute(
+            select(*_COLUMNS).where(
+                disputes.c.item_id == item_id,
+                disputes.c.contested_id == contested_id,
+                disputes.c.status == "OPEN",
+            )
+        )
+    ).first()
+    return from_row(DisputeRecord, row) if row else None

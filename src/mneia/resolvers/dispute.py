@@ -1,0 +1,112 @@
+"""Disputes (R8): a contradiction is stored and flagged, never silently applied.
+
+Software never picks a winner between two assertions, whoever made them: the
+dispute stays open until a human's ``resolveDispute`` keeps one item (ACTIVE,
+and confirmed by that human: keeping it is a ruling) and retires the other.
+"""
+
+from __future__ import annotations
+
+import strawberry
+from sqlalchemy import func
+
+from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, NotFound
+from mneia.resolvers.inputs import optional_text, parse_id, required_text
+from mneia.resolvers.item import visible_item
+from mneia.schema.dispute import Dispute
+from mneia.schema.enums import DisputeStatus, ProposalStatus
+from mneia.schema.proposal import Proposal
+from mneia.storage import dispute, item, project, proposal
+from mneia.storage.failures import refused_as
+
+
+async def dispute_item(
+    info: strawberry.Info, id: strawberry.ID, contested_id: strawberry.ID, reason: str
+) -> Dispute:
+    context = info.context
+    tx = context.tx
+    why = required_text(reason, "reason")
+    newcomer = await visible_item(info, id)
+    contested = await visible_item(info, contested_id, "contestedId")
+    if newcomer.id == contested.id:
+        raise BadInput("contestedId", "an item cannot contradict itself")
+    if newcomer.project_id != contested.project_id:
+        raise BadInput("contestedId", "is in another project")
+    if contested.status != "ACTIVE":
+        raise Conflict(f"disputeItem: item {contested.id} is {contested.status}, not ACTIVE")
+    if newcomer.status not in ("ACTIVE", "DISPUTED"):
+        raise Conflict(f"disputeItem: item {newcomer.id} is {newcomer.status}")
+    if newcomer.confirmed_by is not None and not context.actor.is_human:
+        raise HumanRequired("disputeItem with a human-confirmed item as the contradicting side")
+    existing = await dispute.open_between(tx, newcomer.id, contested.id)
+    if existing is not None:
+        return Dispute.of(existing)
+    locked = await item.lock(tx, newcomer.id)
+    if locked is None:
+        raise Forbidden("disputeItem: you are not a member of this item's project")
+    async with refused_as("disputeItem"):
+        if locked.status == "ACTIVE":
+            reason_text = f"contradicts {contested.id}: {why}"
+            await item.change(tx, locked.id, status="DISPUTED", status_reason=reason_text)
+        opened = await dispute.open(tx, locked, contested, reason=why)
+    return Dispute.of(opened)
+
+
+async def resolve_dispute(
+    info: strawberry.Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
+) -> Dispute:
+    context = info.context
+    human = context.require_human("resolveDispute")
+    tx = context.tx
+    key = parse_id(id, "id")
+    keep = parse_id(keep_item_id, "keepItemId")
+    why = optional_text(note, "note")
+    found = await dispute.lock(tx, key)
+    if found is None:
+        raise NotFound("dispute", id)
+    if found.status != "OPEN":
+        raise Conflict("resolveDispute: the dispute is already resolved", currentStatus=found.status)
+    if keep not in (found.item_id, found.contested_id):
+        raise BadInput("keepItemId", "must be one of the dispute's two items")
+    other = found.contested_id if keep == found.item_id else found.item_id
+    kept, dropped = await item.lock(tx, keep), await item.lock(tx, other)
+    if kept is None or dropped is None:
+        raise Forbidden("resolveDispute: you must be able to change both items")
+
+    async with refused_as("resolveDispute"):
+        resolved = await dispute.resolve(tx, key, keep, why)
+        suffix = f": {why}" if why else ""
+        kept_values: dict[str, object] = {"status_reason": f"kept when dispute {key} was resolved{suffix}"}
+        if kept.status == "DISPUTED" and await dispute.open_against(tx, keep) == 0:
+            kept_values["status"] = "ACTIVE"
+        if kept.confirmed_by is None:
+            kept_values.update(confirmed_by=human.id, confirmed_at=func.now())
+        await item.change(tx, keep, **kept_values)
+        if dropped.status in ("ACTIVE", "DISPUTED"):
+            await item.change(
+                tx, other, status="RETIRED", status_reason=f"dropped when dispute {key} was resolved{suffix}"
+            )
+    return Dispute.of(resolved)
+
+
+async def _project_key(info: strawberry.Info, project_id: strawberry.ID):  # type: ignore[no-untyped-def]
+    key = parse_id(project_id, "projectId")
+    if await project.get(info.context.tx, key) is None:
+        raise NotFound("project", project_id)
+    return key
+
+
+async def list_disputes(
+    info: strawberry.Info, project_id: strawberry.ID, status: DisputeStatus | None = None
+) -> list[Dispute]:
+    key = await _project_key(info, project_id)
+    found = await dispute.of_project(info.context.tx, key, status.value if status else None)
+    return [Dispute.of(record) for record in found]
+
+
+async def list_proposals(
+    info: strawberry.Info, project_id: strawberry.ID, status: ProposalStatus | None = None
+) -> list[Proposal]:
+    key = await _project_key(info, project_id)
+    found = await proposal.of_project(info.context.tx, key, status.value if status else None)
+    return [Proposal.of(record) for record in found]
