@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.dataloader import DataLoader
 
 from mneia.errors import HumanRequired, Unauthenticated
+from mneia.resolvers.rendering import rendered
 from mneia.storage import actor, dispute, item, project, session, team, token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx
@@ -79,6 +80,10 @@ class Context:
         self._actor = await token.authenticate(tx, self.bearer)
         if self._actor is None:
             raise Unauthenticated("unknown or revoked bearer token")
+
+    async def render(self, record: item.ItemRecord) -> str:
+        """The item as one line of text, its authority first (R4)."""
+        return await rendered(self, record)
 
     def require_human(self, operation: str) -> ActorRecord:
         """R3: refuse an agent before anything is written."""

@@ -111,6 +111,13 @@ class Item:
         by = info.context.loaders.actor.load(self.record.confirmed_by)
         return now_or_later(by, lambda record: Confirmation(by=Actor.of(record), at=at))
 
+    @strawberry.field(
+        description="The item as one line of text that opens with its authority, who and when, e.g. "
+        "[human-confirmed · alice · 2026-03-03] or [agent-asserted · claude-code 1.0.98 · … · unconfirmed]."
+    )
+    async def rendered(self, info: strawberry.Info) -> str:
+        return await info.context.render(self.record)
+
     @strawberry.field
     def stale(self, info: strawberry.Info) -> bool:
         return self.record.stale_at(info.context.now)
