@@ -46,11 +46,13 @@ async def admin_url(server: str) -> AsyncIterator[str]:
     async with maintenance.connect() as connection:
         await connection.execute(text(f'CREATE DATABASE "{name}"'))
     url = with_database(server, name)
-    await asyncio.to_thread(migration.upgrade, url)
-    yield url
-    async with maintenance.connect() as connection:
-        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    await maintenance.dispose()
+    try:
+        await asyncio.to_thread(migration.upgrade, url)
+        yield url
+    finally:
+        async with maintenance.connect() as connection:
+            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await maintenance.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -500,10 +500,13 @@ CREATE POLICY proposal_decide ON proposals FOR UPDATE
   USING (workspace_id = mneia_workspace() AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
   WITH CHECK (workspace_id = mneia_workspace());
 
+-- A dispute shows both sides, so it is visible only to whoever sees both.
 CREATE POLICY dispute_read ON disputes FOR SELECT USING (
   workspace_id = mneia_workspace()
   AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
-                AND i.id = disputes.item_id));
+                AND i.id = disputes.item_id)
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
+                AND i.id = disputes.contested_id));
 CREATE POLICY dispute_raise ON disputes FOR INSERT WITH CHECK (
   workspace_id = mneia_workspace() AND raised_by = mneia_actor()
   AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));

@@ -1,0 +1,678 @@
+"""R1 tenant isolation: through the API, with raw SQL as the server's role, and in the roles.
+
+Two fully populated workspaces, A and B (every tenant table holds rows of
+both). An actor of A must never read, count, list or write a row of B. The
+API tests show what a client sees; the raw SQL tests run as ``mneia_app``
+(the ``engine`` fixture) with A's context set exactly as the server sets it,
+so they prove the row-level security policies themselves, not the resolvers.
+The role tests read the catalogue as the administrator.
+
+Each of these tests was checked by hand to fail when the policy it covers is
+replaced by a permissive one (``USING (true)`` / ``WITH CHECK (true)``) in a
+scratch database.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from mneia.config import app_url
+from mneia.storage import tables
+from mneia.storage.database import create_engine, transaction
+from tests.graphql import Api, Who
+
+# Every table that holds tenant data, as listed in the foundation migration.
+TENANT_TABLES = (
+    "workspaces",
+    "identities",
+    "actors",
+    "api_tokens",
+    "teams",
+    "team_members",
+    "projects",
+    "project_members",
+    "clients",
+    "sessions",
+    "items",
+    "item_events",
+    "proposals",
+    "disputes",
+)
+# Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
+WORKSPACE_TABLES = TENANT_TABLES[2:]
+APPEND_ONLY = ("items", "item_events", "proposals", "disputes")
+RLS_REFUSED = "42501"  # insufficient_privilege: both an RLS refusal and a missing grant
+
+_CONTEXT = text(
+    "SELECT set_config('mneia.workspace_id', :workspace, true), set_config('mneia.actor_id', :actor, true)"
+)
+
+
+@asynccontextmanager
+async def rls_context(
+    engine: AsyncEngine, workspace_id: str | None, actor_id: str | None
+) -> AsyncIterator[AsyncConnection]:
+    """A transaction as the server's role with the given tenant context; always rolled back.
+
+    ``None`` for both leaves the context unset (the fail-closed case).
+    """
+    async with engine.connect() as connection:
+        await connection.begin()
+        try:
+            if workspace_id is not None or actor_id is not None:
+                await connection.execute(_CONTEXT, {"workspace": workspace_id or "", "actor": actor_id or ""})
+            yield connection
+        finally:
+            await connection.rollback()
+
+
+async def visible_item_ids(engine: AsyncEngine, workspace_id: str, actor_id: str) -> set[str]:
+    """R1/R2: the ids ``SELECT id FROM items`` returns as mneia_app for that actor."""
+    async with rls_context(engine, workspace_id, actor_id) as connection:
+        rows = await connection.execute(select(tables.items.c.id))
+        return {str(row.id) for row in rows}
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A workspace with a row in every tenant table, and the ids of those rows."""
+
+    workspace_id: str
+    human: Who
+    agent: Who
+    team_id: str
+    project_id: str
+    session_id: str
+    agent_item: str  # PROJECT scope, asserted by the agent, unconfirmed
+    human_item: str  # WORKSPACE scope, asserted (so confirmed) by the human
+    disputing_item: str  # the agent's item contradicting human_item
+    proposal_id: str  # the agent's load-bearing suggestion on agent_item
+
+    def ids(self) -> set[str]:
+        return {
+            self.workspace_id,
+            self.human.id,
+            self.agent.id,
+            self.team_id,
+            self.project_id,
+            self.session_id,
+            self.agent_item,
+            self.human_item,
+            self.disputing_item,
+            self.proposal_id,
+        }
+
+
+async def populate(api: Api, label: str) -> Tenant:
+    workspace_id, human = await api.bootstrap(f"{label}-human")
+    agent = await api.actor(human.token, "AGENT", f"{label}-agent")
+    team = await api.run(human.token, 'mutation { createTeam(name: "core", function: "backend") { id } }')
+    team_id = team["createTeam"]["id"]
+    await api.run(
+        human.token,
+        "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }",
+        t=team_id,
+        a=agent.id,
+    )
+    project_id = await api.project(human.token, f"{label}-project", team_id)
+    await api.add_member(human.token, project_id, agent.id)
+    started = await api.run(
+        agent.token,
+        """mutation($p: ID!, $v: String!) { startSession(input: {projectId: $p, task: "work",
+             client: {tool: "claude-code", version: $v}, externalId: "ext"}) { id } }""",
+        p=project_id,
+        v=f"1.0-{uuid.uuid4().hex[:6]}",
+    )
+    session_id = started["startSession"]["id"]
+    agent_item = await api.assert_item(
+        agent.token,
+        projectId=project_id,
+        statement=f"{label}: retries are idempotent",
+        sessionId=session_id,
+    )
+    human_item = await api.assert_item(
+        human.token, projectId=project_id, statement=f"{label}: use Postgres", scope="WORKSPACE"
+    )
+    disputing = await api.assert_item(
+        agent.token,
+        projectId=project_id,
+        statement=f"{label}: use SQLite",
+        sessionId=session_id,
+        contradicts=[human_item["id"]],
+    )
+    proposal = await api.run(
+        agent.token,
+        'mutation($i: ID!) { suggestLoadBearing(id: $i, reason: "core") { id } }',
+        i=agent_item["id"],
+    )
+    return Tenant(
+        workspace_id,
+        human,
+        agent,
+        team_id,
+        project_id,
+        session_id,
+        agent_item["id"],
+        human_item["id"],
+        disputing["id"],
+        proposal["suggestLoadBearing"]["id"],
+    )
+
+
+@pytest.fixture(scope="module")
+async def tenants(api: Api) -> tuple[Tenant, Tenant]:
+    return await populate(api, "a"), await populate(api, "b")
+
+
+async def admin_counts(admin_engine: AsyncEngine, workspace_id: str) -> dict[str, int]:
+    """Rows per tenant table for one workspace, read as the superuser (no RLS)."""
+    ws = uuid.UUID(workspace_id)
+    counts: dict[str, int] = {}
+    async with admin_engine.connect() as connection:
+        for name in WORKSPACE_TABLES:
+            table = tables.metadata.tables[name]
+            counts[name] = (
+                await connection.execute(
+                    select(func.count()).select_from(table).where(table.c.workspace_id == ws)
+                )
+            ).scalar_one()
+        counts["workspaces"] = (
+            await connection.execute(
+                select(func.count()).select_from(tables.workspaces).where(tables.workspaces.c.id == ws)
+            )
+        ).scalar_one()
+        counts["identities"] = (
+            await connection.execute(
+                select(func.count(func.distinct(tables.identities.c.id)))
+                .select_from(
+                    tables.identities.join(
+                        tables.actors, tables.actors.c.identity_id == tables.identities.c.id
+                    )
+                )
+                .where(tables.actors.c.workspace_id == ws)
+            )
+        ).scalar_one()
+    return counts
+
+
+def code(error: dict[str, Any]) -> str:
+    return error["extensions"]["code"]
+
+
+# --- Through the API -------------------------------------------------------------------------
+
+
+async def test_r1_objects_of_another_workspace_read_as_null(api: Api, tenants: tuple[Tenant, Tenant]) -> None:
+    a, b = tenants
+    query = """query($i: ID!, $p: ID!, $s: ID!, $t: DateTime!) {
+      item(id: $i) { id } past: item(id: $i, asOf: $t) { id }
+      project(id: $p) { id } session(id: $s) { id } }"""
+    for who in (a.human, a.agent):
+        for item_id in (b.agent_item, b.human_item, b.disputing_item):
+            data = await api.run(
+                who.token,
+                query,
+                i=item_id,
+                p=b.project_id,
+                s=b.session_id,
+                t="2999-01-01T00:00:00+00:00",
+            )
+            assert data == {"item": None, "past": None, "project": None, "session": None}
+    # Control: B's own human reads the same ids.
+    own = await api.run(
+        b.human.token,
+        query,
+        i=b.human_item,
+        p=b.project_id,
+        s=b.session_id,
+        t="2999-01-01T00:00:00+00:00",
+    )
+    assert own["item"] == {"id": b.human_item} and own["session"] == {"id": b.session_id}
+
+
+async def test_r1_items_of_another_workspace_project_is_not_found(
+    api: Api, tenants: tuple[Tenant, Tenant]
+) -> None:
+    a, b = tenants
+    for who in (a.human, a.agent):
+        body = await api.post(
+            who.token,
+            "query($p: ID!) { items(projectId: $p) { totalCount nodes { id } } }",
+            {"p": b.project_id},
+        )
+        assert body["data"] is None, "no page (and no totalCount) for another workspace's project"
+        assert [code(error) for error in body["errors"]] == ["NOT_FOUND"]
+    own = await api.run(
+        b.human.token, "query($p: ID!) { items(projectId: $p) { totalCount } }", p=b.project_id
+    )
+    assert own["items"]["totalCount"] == 3
+
+
+async def test_r1_nested_fields_and_lists_never_reach_another_workspace(
+    api: Api, tenants: tuple[Tenant, Tenant]
+) -> None:
+    a, b = tenants
+    data = await api.run(
+        a.human.token,
+        """query($p: ID!) { me { id } projects { id team { id } }
+          items(projectId: $p) { totalCount nodes { id project { id team { id } }
+            provenance { assertedBy { id } session { id project { id } actor { id } } }
+            confirmation { by { id } } chain { id } supersedes { id } supersededBy { id }
+            disputes { id item { id } contested { id } raisedBy { id } } } } }""",
+        p=a.project_id,
+    )
+    seen = set(_strings(data))
+    assert not seen & b.ids(), "a nested field reached workspace B"
+    assert {a.project_id, a.team_id, a.session_id, a.agent.id, a.disputing_item} <= seen
+    assert {project["id"] for project in data["projects"]} == {a.project_id}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
+
+
+async def test_r1_cannot_assert_into_another_workspace(
+    api: Api, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
+) -> None:
+    a, b = tenants
+    before = (
+        await admin_counts(admin_engine, b.workspace_id),
+        await admin_counts(admin_engine, a.workspace_id),
+    )
+    mutation = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
+    into_b = {"kind": "FACT", "projectId": b.project_id, "statement": "planted", "scope": "WORKSPACE"}
+    for who in (a.human, a.agent):
+        assert code(await api.fail(who.token, mutation, i=into_b)) == "NOT_FOUND"
+    # Pointing at B's rows from A's own project: B's session, B's item, B's actor.
+    own = {"kind": "FACT", "projectId": a.project_id, "statement": "planted"}
+    refused = [
+        ({**own, "sessionId": b.session_id}, "NOT_FOUND"),
+        ({**own, "contradicts": [b.human_item]}, "NOT_FOUND"),
+        ({**own, "scope": "GRANTS", "grantActorIds": [b.human.id]}, "BAD_USER_INPUT"),
+    ]
+    for fields, expected in refused:
+        assert code(await api.fail(a.agent.token, mutation, i=fields)) == expected
+    after = await admin_counts(admin_engine, b.workspace_id), await admin_counts(admin_engine, a.workspace_id)
+    assert after == before, "a refused assertion wrote something"
+
+
+async def test_r1_cannot_change_membership_across_workspaces(
+    api: Api, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
+) -> None:
+    a, b = tenants
+    before = (
+        await admin_counts(admin_engine, b.workspace_id),
+        await admin_counts(admin_engine, a.workspace_id),
+    )
+    add_project = "mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }"
+    add_team = "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }"
+    attempts = [
+        (add_project, {"p": a.project_id, "a": b.agent.id}),  # B's actor into A's project
+        (add_project, {"p": b.project_id, "a": a.agent.id}),  # A's actor into B's project
+        (add_team, {"t": a.team_id, "a": b.agent.id}),
+        (add_team, {"t": b.team_id, "a": a.agent.id}),
+        ('mutation($t: ID) { createProject(name: "x", teamId: $t) { id } }', {"t": b.team_id}),
+        ("mutation($p: ID!) { startSession(input: {projectId: $p}) { id } }", {"p": b.project_id}),
+        ("mutation($s: ID!) { endSession(id: $s) { id } }", {"s": b.session_id}),
+    ]
+    for query, variables in attempts:
+        assert code(await api.fail(a.human.token, query, **variables)) == "NOT_FOUND", query
+    after = await admin_counts(admin_engine, b.workspace_id), await admin_counts(admin_engine, a.workspace_id)
+    assert after == before
+
+
+async def test_r1_cannot_change_an_item_of_another_workspace(
+    api: Api, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
+) -> None:
+    a, b = tenants
+    item_columns = (
+        select(tables.items)
+        .where(tables.items.c.workspace_id == uuid.UUID(b.workspace_id))
+        .order_by(tables.items.c.id)
+    )
+    async with admin_engine.connect() as connection:
+        before = (await connection.execute(item_columns)).all()
+    events_before = (await admin_counts(admin_engine, b.workspace_id))["item_events"]
+    mutations = [
+        (a.human, "mutation($i: ID!) { confirmItem(id: $i) { id } }"),
+        (a.human, "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }"),
+        (a.human, 'mutation($i: ID!) { retireItem(id: $i, reason: "gone") { id } }'),
+        (a.agent, "mutation($i: ID!) { verifyItem(id: $i) { id } }"),
+        (a.agent, "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }"),
+    ]
+    for who, query in mutations:
+        for target in (b.agent_item, b.human_item):
+            error = await api.fail(who.token, query, i=target)
+            assert code(error) == "NOT_FOUND", (query, error)
+    async with admin_engine.connect() as connection:
+        assert (await connection.execute(item_columns)).all() == before
+    assert (await admin_counts(admin_engine, b.workspace_id))["item_events"] == events_before
+
+
+# --- Raw SQL as mneia_app ---------------------------------------------------------------------
+
+
+async def test_r1_raw_reads_as_app_role_never_count_another_workspace(
+    engine: AsyncEngine, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
+) -> None:
+    """A's human works in everything of A, so it must count exactly A's rows, never B's."""
+    a, b = tenants
+    expected = await admin_counts(admin_engine, a.workspace_id)
+    # The token policy shows an actor its own tokens only.
+    async with admin_engine.connect() as connection:
+        expected["api_tokens"] = (
+            await connection.execute(
+                select(func.count())
+                .select_from(tables.api_tokens)
+                .where(tables.api_tokens.c.actor_id == uuid.UUID(a.human.id))
+            )
+        ).scalar_one()
+    in_b = await admin_counts(admin_engine, b.workspace_id)
+    assert all(in_b[name] > 0 for name in TENANT_TABLES), in_b
+
+    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+        assert (await connection.execute(text("SELECT current_user"))).scalar_one() == "mneia_app"
+        counted = {
+            name: (
+                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
+            ).scalar_one()
+            for name in TENANT_TABLES
+        }
+        probing_b = {
+            name: (
+                await connection.execute(
+                    select(func.count())
+                    .select_from(tables.metadata.tables[name])
+                    .where(tables.metadata.tables[name].c.workspace_id == uuid.UUID(b.workspace_id))
+                )
+            ).scalar_one()
+            for name in WORKSPACE_TABLES
+        }
+        b_workspace = (
+            await connection.execute(
+                select(func.count())
+                .select_from(tables.workspaces)
+                .where(tables.workspaces.c.id == uuid.UUID(b.workspace_id))
+            )
+        ).scalar_one()
+    assert counted == expected
+    assert probing_b == dict.fromkeys(WORKSPACE_TABLES, 0)
+    assert b_workspace == 0
+
+
+def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
+    """A row of table ``name`` that claims workspace B, written with A's context."""
+    ws, me = uuid.UUID(b.workspace_id), uuid.UUID(a.human.id)
+    new = uuid.uuid4()
+    rows: dict[str, dict[str, Any]] = {
+        "workspaces": {"id": new, "name": "planted"},
+        "identities": {"id": new, "display_name": "planted"},
+        "actors": {"kind": "AGENT", "name": "planted", "created_by": me},
+        "api_tokens": {"actor_id": uuid.UUID(b.agent.id), "token_hash": new.hex, "created_by": me},
+        "teams": {"name": "planted", "function": "x", "created_by": me},
+        "team_members": {"team_id": uuid.UUID(b.team_id), "actor_id": me, "added_by": me},
+        "projects": {"name": "planted", "created_by": me},
+        "project_members": {"project_id": uuid.UUID(b.project_id), "actor_id": me, "added_by": me},
+        "clients": {"tool": "planted", "version": new.hex},
+        "sessions": {"project_id": uuid.UUID(b.project_id), "actor_id": me},
+        "items": {
+            "project_id": uuid.UUID(b.project_id),
+            "kind": "FACT",
+            "statement": "planted",
+            "status": "ACTIVE",
+            "scope": "WORKSPACE",
+            "grant_actor_ids": [],
+            "asserted_by": me,
+            "load_bearing": False,
+            "load_bearing_suggested": False,
+        },
+        "item_events": {
+            "item_id": uuid.UUID(b.human_item),
+            "actor_id": me,
+            "at": func.now(),
+            "event": "PLANTED",
+            "to_status": "RETIRED",
+            "load_bearing": False,
+            "confirmed": False,
+            "data": {},
+        },
+        "proposals": {
+            "project_id": uuid.UUID(b.project_id),
+            "kind": "LOAD_BEARING",
+            "status": "PENDING",
+            "target_id": uuid.UUID(b.human_item),
+            "proposed_by": me,
+        },
+        "disputes": {
+            "project_id": uuid.UUID(b.project_id),
+            "status": "OPEN",
+            "item_id": uuid.UUID(b.agent_item),
+            "contested_id": uuid.UUID(b.human_item),
+            "raised_by": me,
+        },
+    }
+    row = rows[name]
+    columns = tables.metadata.tables[name].c
+    if "id" in columns and "id" not in row:
+        row = {"id": new, **row}
+    if "workspace_id" in columns:
+        row = {"workspace_id": ws, **row}
+    return row
+
+
+@pytest.mark.parametrize("name", TENANT_TABLES)
+async def test_r1_raw_insert_into_another_workspace_is_refused(
+    engine: AsyncEngine, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant], name: str
+) -> None:
+    a, b = tenants
+    before = await admin_counts(admin_engine, b.workspace_id)
+    with pytest.raises(DBAPIError) as refused:
+        async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+            await connection.execute(insert(tables.metadata.tables[name]).values(**_foreign_row(name, a, b)))
+    error = refused.value.orig
+    assert getattr(error, "sqlstate", None) == RLS_REFUSED, error
+    # Where the role may insert at all, it is the row-level policy that says no; the rest
+    # (workspaces and identities are minted by an administrator, events by a trigger) it may not.
+    if name in ("workspaces", "identities", "item_events"):
+        assert "permission denied" in str(error), error
+    else:
+        assert "row-level security" in str(error), error
+    assert await admin_counts(admin_engine, b.workspace_id) == before
+
+
+UPDATABLE: dict[str, dict[str, Any]] = {
+    "items": {"status_reason": "planted"},
+    "sessions": {"ended_at": func.now()},
+    "api_tokens": {"revoked_at": func.now()},
+    "proposals": {"decision_note": "planted"},
+    "disputes": {"resolution_note": "planted"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPDATABLE))
+async def test_r1_raw_update_of_another_workspace_touches_nothing(
+    engine: AsyncEngine, tenants: tuple[Tenant, Tenant], name: str
+) -> None:
+    a, b = tenants
+    table = tables.metadata.tables[name]
+
+    def change(workspace_id: str) -> Any:
+        return update(table).where(table.c.workspace_id == uuid.UUID(workspace_id)).values(**UPDATABLE[name])
+
+    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+        assert (await connection.execute(change(b.workspace_id))).rowcount == 0
+        # Unfiltered, the statement still reaches only A's rows.
+        everywhere = await connection.execute(update(table).values(**UPDATABLE[name]))
+        own = await connection.execute(
+            select(func.count()).select_from(table).where(table.c.workspace_id == uuid.UUID(a.workspace_id))
+        )
+        assert everywhere.rowcount == own.scalar_one()
+    # Control: the same statement does reach A's own rows, so the zero above means something.
+    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+        assert (await connection.execute(change(a.workspace_id))).rowcount > 0
+
+
+async def test_r1_without_context_every_table_reads_empty(
+    engine: AsyncEngine, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
+) -> None:
+    del tenants  # only makes sure every table holds rows
+    async with admin_engine.connect() as connection:
+        stored = {
+            name: (
+                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
+            ).scalar_one()
+            for name in TENANT_TABLES
+        }
+    assert all(count > 0 for count in stored.values()), stored
+    async with rls_context(engine, None, None) as connection:
+        seen = {
+            name: (
+                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
+            ).scalar_one()
+            for name in TENANT_TABLES
+        }
+    assert seen == dict.fromkeys(TENANT_TABLES, 0)
+
+
+async def test_r1_context_is_transaction_local_on_a_pooled_connection(
+    admin_url: str, tenants: tuple[Tenant, Tenant]
+) -> None:
+    """The server's own unit of work (``transaction`` + ``Tx.set_context``) on a one-connection pool.
+
+    After a request with A's context ends, committed or rolled back, the next
+    user of that very connection has no tenant and reads nothing.
+    """
+    a, _ = tenants
+    pooled = create_engine(app_url(admin_url), pool_size=1)
+    pid = text("SELECT pg_backend_pid()")
+    setting = text("SELECT current_setting('mneia.workspace_id', true)")
+    items_count = select(func.count()).select_from(tables.items)
+    actors_count = select(func.count()).select_from(tables.actors)
+    try:
+        backends = set()
+        for failed in (False, True):
+            async with transaction(pooled) as tx:
+                await tx.set_context(uuid.UUID(a.workspace_id), uuid.UUID(a.human.id))
+                backends.add((await tx.execute(pid)).scalar_one())
+                assert (await tx.execute(items_count)).scalar_one() > 0
+                if failed:
+                    tx.fail()
+            async with transaction(pooled) as tx:
+                backends.add((await tx.execute(pid)).scalar_one())
+                assert (await tx.execute(setting)).scalar_one() in ("", None)
+                assert (await tx.execute(items_count)).scalar_one() == 0
+                assert (await tx.execute(actors_count)).scalar_one() == 0
+        assert len(backends) == 1, "the pool did not hand back the same connection"
+    finally:
+        await pooled.dispose()
+
+
+# --- The roles --------------------------------------------------------------------------------
+
+
+async def test_r1_server_role_is_neither_superuser_nor_bypassrls(admin_engine: AsyncEngine) -> None:
+    async with admin_engine.connect() as connection:
+        row = (
+            await connection.execute(
+                text(
+                    "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb,"
+                    " pg_has_role('mneia_app', 'mneia_owner', 'MEMBER') AS owner_member"
+                    " FROM pg_roles WHERE rolname = 'mneia_app'"
+                )
+            )
+        ).one()
+        # No role it can become is a superuser or bypasses RLS either.
+        mighty = (
+            await connection.execute(
+                text(
+                    "SELECT count(*) FROM pg_roles r WHERE pg_has_role('mneia_app', r.oid, 'MEMBER')"
+                    " AND (r.rolsuper OR r.rolbypassrls)"
+                )
+            )
+        ).scalar_one()
+    assert not row.rolsuper and not row.rolbypassrls
+    assert not row.rolcreaterole and not row.rolcreatedb
+    assert not row.owner_member, "mneia_app could SET ROLE mneia_owner and disable RLS"
+    assert mighty == 0
+
+
+async def test_r1_server_role_owns_nothing_and_owner_owns_every_table(admin_engine: AsyncEngine) -> None:
+    async with admin_engine.connect() as connection:
+        owned = (
+            await connection.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM pg_class WHERE relowner = r.oid)"
+                    " + (SELECT count(*) FROM pg_proc WHERE proowner = r.oid)"
+                    " + (SELECT count(*) FROM pg_namespace WHERE nspowner = r.oid)"
+                    " FROM pg_roles r WHERE r.rolname = 'mneia_app'"
+                )
+            )
+        ).scalar_one()
+        owners: dict[str, str] = dict(
+            (
+                await connection.execute(
+                    text(
+                        "SELECT table_name, pg_get_userbyid(c.relowner) FROM information_schema.tables t"
+                        " JOIN pg_class c ON c.oid = (quote_ident(t.table_schema) || '.'"
+                        " || quote_ident(t.table_name))::regclass"
+                        " WHERE t.table_schema = 'public' AND t.table_name <> 'alembic_version'"
+                    )
+                )
+            ).all()
+        )
+    assert owned == 0
+    assert set(owners) == set(TENANT_TABLES)
+    assert set(owners.values()) == {"mneia_owner"}
+
+
+async def test_r1_every_table_has_row_level_security_enabled_and_forced(
+    admin_engine: AsyncEngine,
+) -> None:
+    async with admin_engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,"
+                    " (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies"
+                    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+                    " AND c.relname <> 'alembic_version'"
+                )
+            )
+        ).all()
+    assert {row.relname for row in rows} >= set(TENANT_TABLES)
+    unguarded = [row.relname for row in rows if not (row.relrowsecurity and row.relforcerowsecurity)]
+    assert unguarded == []
+    assert all(row.policies > 0 for row in rows)
+
+
+async def test_r1_server_role_cannot_delete_or_truncate(admin_engine: AsyncEngine) -> None:
+    async with admin_engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT c.relname, has_table_privilege('mneia_app', c.oid, 'DELETE') AS can_delete,"
+                    " has_table_privilege('mneia_app', c.oid, 'TRUNCATE') AS can_truncate"
+                    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+                )
+            )
+        ).all()
+    assert {row.relname for row in rows} >= set(APPEND_ONLY)
+    assert [row.relname for row in rows if row.can_delete or row.can_truncate] == []
