@@ -252,6 +252,8 @@ CREATE INDEX items_search ON items USING gin (search);
 CREATE TABLE item_events (
   workspace_id uuid NOT NULL,
   id uuid NOT NULL DEFAULT mneia_uuid7(),
+  -- Orders the events one UPDATE appends at the same instant.
+  seq bigint GENERATED ALWAYS AS IDENTITY,
   item_id uuid NOT NULL,
   actor_id uuid NOT NULL,
   at timestamptz NOT NULL,
@@ -266,7 +268,7 @@ CREATE TABLE item_events (
   FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id)
 );
-CREATE INDEX item_events_item ON item_events (workspace_id, item_id, at, id);
+CREATE INDEX item_events_item ON item_events (workspace_id, item_id, at, seq);
 
 CREATE TABLE proposals (
   workspace_id uuid NOT NULL,

@@ -43,31 +43,36 @@ class ItemText:
     contested: list[Contested] = field(default_factory=list)
 
 
+def clean(value: str) -> str:
+    """One line, no brackets: a name or client string can never open a forged tag."""
+    return " ".join(value.replace("[", "(").replace("]", ")").split())
+
+
 def _day(moment: datetime) -> str:
     return moment.date().isoformat()
 
 
 def _quote(text: str) -> str:
-    text = " ".join(text.split())
+    text = clean(text)
     return f'"{text}"' if len(text) <= QUOTE_LIMIT else f'"{text[: QUOTE_LIMIT - 1]}…"'
 
 
 def source(text: ItemText) -> str:
     """Who asserted it: the client (tool and version) for an agent in a session, else the actor."""
     if not text.asserter_is_human and text.client:
-        return text.client
-    return text.asserted_by
+        return clean(text.client)
+    return clean(text.asserted_by)
 
 
 def tag(text: ItemText) -> str:
     """The bracketed authority tag that opens the line."""
     if text.authority == "DISPUTED":
         parts = ["DISPUTED"]
-        parts += [f"contradicts {_quote(other.statement)} ({other.id})" for other in text.contested]
+        parts += [f"contradicts {_quote(other.statement)} ({clean(other.id)})" for other in text.contested]
         parts += [f"asserted by {source(text)}", _day(text.asserted_at)]
     elif text.authority == "HUMAN_CONFIRMED":
         confirmed_at = text.confirmed_at or text.asserted_at
-        parts = ["human-confirmed", text.confirmed_by or text.asserted_by, _day(confirmed_at)]
+        parts = ["human-confirmed", clean(text.confirmed_by or text.asserted_by), _day(confirmed_at)]
         if text.confirmed_by and text.confirmed_by != text.asserted_by:
             parts.append(f"asserted by {source(text)}")
     else:

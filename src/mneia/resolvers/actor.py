@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from mneia.resolvers.inputs import required_text
+from mneia.resolvers.inputs import name as name_text
 from mneia.schema.actor import Actor, ActorWithToken
 from mneia.schema.enums import ActorKind
 from mneia.storage import actor, token
@@ -20,7 +20,7 @@ async def create_actor(info: strawberry.Info, kind: ActorKind, name: str) -> Act
     creator = context.require_human("createActor")
     async with refused_as("createActor"):
         record = await actor.create(
-            context.tx, creator.workspace_id, kind.value, required_text(name, "name", 200), creator.id
+            context.tx, creator.workspace_id, kind.value, name_text(name), creator.id
         )
         secret = await token.create(context.tx, creator.workspace_id, record.id, created_by=creator.id)
     return ActorWithToken(actor=Actor.of(record), token=secret)

@@ -21,22 +21,32 @@ def parse_ids(values: list[object] | None, field: str) -> list[uuid.UUID]:
     return [parse_id(value, field) for value in values or []]
 
 
-def required_text(value: str | None, field: str, limit: int = 20_000) -> str:
-    text = (value or "").strip()
-    if not text:
-        raise BadInput(field, "must not be empty")
+def _checked(text: str, field: str, limit: int, one_line: bool) -> str:
     if len(text) > limit:
         raise BadInput(field, f"is longer than {limit} characters")
+    if one_line and any(ord(char) < 32 or ord(char) == 127 for char in text):
+        raise BadInput(field, "must be one line without control characters")
     return text
 
 
-def optional_text(value: str | None, field: str, limit: int = 20_000) -> str | None:
+def required_text(value: str | None, field: str, limit: int = 20_000, *, one_line: bool = False) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise BadInput(field, "must not be empty")
+    return _checked(text, field, limit, one_line)
+
+
+def optional_text(
+    value: str | None, field: str, limit: int = 20_000, *, one_line: bool = False
+) -> str | None:
     if value is None:
         return None
-    text = value.strip()
-    if len(text) > limit:
-        raise BadInput(field, f"is longer than {limit} characters")
-    return text or None
+    return _checked(value.strip(), field, limit, one_line) or None
+
+
+def name(value: str | None, field: str = "name") -> str:
+    """A display name: shown inside rendered tags, so one line and short."""
+    return required_text(value, field, 200, one_line=True)
 
 
 def confidence(value: float | None, field: str = "confidence") -> float | None:

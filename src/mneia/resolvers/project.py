@@ -5,7 +5,8 @@ from __future__ import annotations
 import strawberry
 
 from mneia.errors import NotFound
-from mneia.resolvers.inputs import parse_id, required_text
+from mneia.resolvers.inputs import name as name_text
+from mneia.resolvers.inputs import parse_id
 from mneia.schema.project import Project
 from mneia.storage import actor, project, team
 from mneia.storage.failures import refused_as
@@ -27,7 +28,7 @@ async def create_project(info: strawberry.Info, name: str, team_id: strawberry.I
     if team_key is not None and not await team.by_ids(context.tx, [team_key]):
         raise NotFound("team", team_id)
     async with refused_as("createProject"):
-        record = await project.create(context.tx, required_text(name, "name", 200), team_key)
+        record = await project.create(context.tx, name_text(name), team_key)
     return Project.of(record)
 
 

@@ -24,6 +24,26 @@ from mneia.storage.database import Tx
 from mneia.storage.failures import refused_as
 from mneia.storage.item import ItemRecord
 
+_WIDTH = {"PROJECT": 1, "TEAM": 2, "WORKSPACE": 3}
+
+
+def _keeps_audience(target: ItemRecord, values: dict[str, Any]) -> bool:
+    """Whether everyone who sees the target will see its replacement.
+
+    A narrower replacement would hide the chain's head from people who saw the
+    item it replaced, and a human asked to accept it could not even read it.
+    """
+    scope = values["scope"]
+    if target.scope == "PRIVATE":
+        return True  # only its asserter sees it, and that is who replaces it
+    if target.scope == "GRANTS":
+        if scope == "WORKSPACE":
+            return True
+        before = set(target.grant_actor_ids) | {target.asserted_by}
+        after = set(values["grant_actor_ids"]) | {values["asserted_by"]}
+        return scope == "GRANTS" and before <= after
+    return scope in _WIDTH and _WIDTH[scope] >= _WIDTH[target.scope]
+
 
 async def _no_longer_active(tx: Tx, target: ItemRecord, operation: str) -> Conflict:
     current = await item.head(tx, target.id)
@@ -85,6 +105,12 @@ async def supersede_item(info: strawberry.Info, input: SupersedeInput) -> Supers
     target = await _locked_active(tx, target_key, "supersedeItem")
     if values["project_id"] != target.project_id:
         raise BadInput("input.replacement.projectId", "must be the target's project")
+    if not _keeps_audience(target, values):
+        raise BadInput(
+            "input.replacement.scope",
+            f"is narrower than the target's {target.scope}: the replacement must stay visible to "
+            "everyone who sees the item it replaces",
+        )
 
     if target.confirmed_by is not None and not context.actor.is_human:
         async with refused_as("supersedeItem"):

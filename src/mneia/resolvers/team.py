@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from mneia.errors import NotFound
+from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id, required_text
 from mneia.schema.team import Team
 from mneia.storage import actor, team
@@ -16,7 +17,7 @@ async def create_team(info: strawberry.Info, name: str, function: str) -> Team:
     context.require_human("createTeam")
     async with refused_as("createTeam"):
         record = await team.create(
-            context.tx, required_text(name, "name", 200), required_text(function, "function", 500)
+            context.tx, name_text(name), required_text(function, "function", 500, one_line=True)
         )
         await team.add_member(context.tx, record.id, context.actor.id)
     return Team.of(record)

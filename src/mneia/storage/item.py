@@ -102,7 +102,7 @@ def _as_of_state(as_of: datetime):  # type: ignore[no-untyped-def]
             item_events.c.item_id == items.c.id,
             item_events.c.at <= as_of,
         )
-        .order_by(item_events.c.at.desc(), item_events.c.id.desc())
+        .order_by(item_events.c.at.desc(), item_events.c.seq.desc())
         .limit(1)
         .lateral("state")
     )
@@ -218,22 +218,26 @@ async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemR
     """
     if not ids:
         return {}
+    # The walks join on (workspace_id, …) so that each step is one probe of the
+    # primary key or of the unique successor index.
     origin = items.c.id.label("origin")
-    seed = select(*_COLUMNS, origin, literal_column("0").label("depth")).where(items.c.id.in_(ids))
+    seed = select(*_COLUMNS, origin, literal_column("0").label("depth"), items.c.workspace_id).where(
+        items.c.id.in_(ids)
+    )
 
     back = seed.cte("back", recursive=True)
     older = items.alias("older")
     back = back.union_all(
-        select(*(older.c[c.name] for c in _COLUMNS), back.c.origin, back.c.depth - 1).where(
-            older.c.id == back.c.supersedes_id
-        )
+        select(
+            *(older.c[c.name] for c in _COLUMNS), back.c.origin, back.c.depth - 1, older.c.workspace_id
+        ).where(older.c.workspace_id == back.c.workspace_id, older.c.id == back.c.supersedes_id)
     )
     forward = seed.cte("forward", recursive=True)
     newer = items.alias("newer")
     forward = forward.union_all(
-        select(*(newer.c[c.name] for c in _COLUMNS), forward.c.origin, forward.c.depth + 1).where(
-            newer.c.supersedes_id == forward.c.id
-        )
+        select(
+            *(newer.c[c.name] for c in _COLUMNS), forward.c.origin, forward.c.depth + 1, newer.c.workspace_id
+        ).where(newer.c.workspace_id == forward.c.workspace_id, newer.c.supersedes_id == forward.c.id)
     )
     walked = select(back).union_all(select(forward).where(forward.c.depth > 0)).subquery()
     rows = await tx.execute(select(walked).order_by(walked.c.origin, walked.c.depth))

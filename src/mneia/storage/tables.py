@@ -11,6 +11,7 @@ and in every foreign key, so the tables can be distributed by workspace later.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -184,6 +185,7 @@ item_events = Table(
     metadata,
     _ws(),
     _id(),
+    Column("seq", BigInteger, nullable=False),
     _uuid("item_id"),
     _uuid("actor_id"),
     _at("at"),
