@@ -29,7 +29,7 @@ def _header(line: str) -> dict[str, str]:
 
 def _dig(data: Any, path: str) -> Any:
     for part in path.split("."):
-        data = data[part]
+        data = data[int(part)] if part.isdigit() else data[part]
     return data
 
 
@@ -46,7 +46,7 @@ async def test_readme_walkthrough_results(api: Api) -> None:
     _, alice = await api.bootstrap("alice")
     tokens = {"alice": alice.token}
     kept: dict[str, str] = {}
-    last: dict[str, Any] = {}
+    answers: dict[str, Any] = {}
     for header_line, operation in BLOCK.findall(README):
         header = _header(header_line)
         token = tokens[header["as"]]
@@ -55,16 +55,17 @@ async def test_readme_walkthrough_results(api: Api) -> None:
             error = await api.fail(token, operation, **variables)
             assert error["extensions"]["code"] == header["expect"], error
             continue
-        last = await api.run(token, operation, **variables)
+        data = await api.run(token, operation, **variables)
+        answers.update(data)
         for keep in filter(None, (part.strip() for part in header.get("keep", "").split(","))):
             path, name = (piece.strip() for piece in keep.split(" as "))
-            kept[name] = _dig(last, path)
+            kept[name] = _dig(data, path)
         if "AGENT" in kept:
             tokens["agent"] = kept["AGENT"]
 
-    # The last block is the item graph: what the walkthrough promises it shows.
-    node = last["items"]["nodes"][0]
-    assert last["items"]["totalCount"] == 1
+    # The item graph: what the walkthrough promises it shows.
+    node = answers["items"]["nodes"][0]
+    assert answers["items"]["totalCount"] == 1
     assert node["authority"] == "HUMAN_CONFIRMED"
     assert node["loadBearing"] is True
     assert node["confirmation"]["by"]["name"] == "alice"
@@ -72,6 +73,25 @@ async def test_readme_walkthrough_results(api: Api) -> None:
     assert node["provenance"]["partial"] is True
     assert node["provenance"]["missing"] == ["deepLink"]
     assert node["provenance"]["session"]["client"] == {"tool": "claude-code", "version": "1.0.98"}
+    assert node["rendered"].startswith("[human-confirmed · alice · ")
+    assert "asserted by claude-code 1.0.98" in node["rendered"]
+
+    # Change and conflict: the agent's replacement waited for Alice, then kept the guarantee.
+    assert answers["supersedeItem"]["__typename"] == "PendingConfirmation"
+    accepted = answers["decideProposal"]
+    assert accepted["status"] == "ACCEPTED"
+    assert accepted["result"]["authority"] == "HUMAN_CONFIRMED"
+    assert accepted["result"]["loadBearing"] is True
+    assert accepted["result"]["provenance"]["assertedBy"]["name"] == "claude-code"
+    assert accepted["result"]["confirmation"]["by"]["name"] == "alice"
+    assert [link["status"] for link in accepted["result"]["chain"]] == ["SUPERSEDED", "ACTIVE"]
+    disputed = answers["assertItem"]
+    assert disputed["status"] == "DISPUTED"
+    assert disputed["rendered"].startswith("[DISPUTED · contradicts ")
+    resolved = answers["resolveDispute"]
+    assert resolved["status"] == "RESOLVED"
+    assert resolved["keptItem"]["status"] == "ACTIVE"
+    assert resolved["item"]["status"] == "RETIRED"
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:
