@@ -693,6 +693,26 @@ CREATE TRIGGER disputes_guard BEFORE UPDATE ON disputes
   FOR EACH ROW EXECUTE FUNCTION mneia_disputes_guard();
 """
 
+# R15: a raised dispute or proposal is announced to every server process.
+# NOTIFY ignores row-level security, so the payload carries ids only; each
+# subscriber re-reads the row under its own context before seeing anything.
+NOTIFICATIONS = """
+CREATE FUNCTION mneia_announce() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $$
+  BEGIN
+    PERFORM pg_notify('mneia', json_build_object(
+      'kind', TG_ARGV[0], 'workspace', NEW.workspace_id, 'project', NEW.project_id, 'id', NEW.id)::text);
+    RETURN NULL;
+  END
+  $$;
+
+CREATE TRIGGER disputes_announce AFTER INSERT ON disputes
+  FOR EACH ROW EXECUTE FUNCTION mneia_announce('dispute');
+CREATE TRIGGER proposals_announce AFTER INSERT ON proposals
+  FOR EACH ROW EXECUTE FUNCTION mneia_announce('proposal');
+"""
+
 # The server's role: read and append, a few columns updatable, never DELETE.
 GRANTS = f"""
 GRANT SELECT ON workspaces, identities, actors, teams, team_members, projects, project_members,
@@ -728,6 +748,7 @@ def upgrade() -> None:
     _script(POLICIES)
     _script(TRIGGERS)
     _script(AUTHENTICATE)
+    _script(NOTIFICATIONS)
     _script(GRANTS)
     _script("RESET ROLE")
 
@@ -737,6 +758,7 @@ def downgrade() -> None:
     for table in reversed(TENANT_TABLES):
         _script(f"DROP TABLE IF EXISTS {table} CASCADE")
     for function in (
+        "mneia_announce()",
         "mneia_authenticate(text)",
         "mneia_disputes_guard()",
         "mneia_proposals_guard()",

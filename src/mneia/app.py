@@ -11,10 +11,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.unset import UNSET, UnsetType
 
+from mneia.errors import Unauthenticated
 from mneia.resolvers.context import Context
 from mneia.resolvers.root import build_schema
+from mneia.storage.database import transaction
+from mneia.storage.notification import Hub
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -27,25 +32,38 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 class MneiaGraphQL(GraphQL):
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, hub: Hub) -> None:
         super().__init__(
             build_schema(),
             graphql_ide="graphiql",
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
         )
         self.engine = engine
+        self.hub = hub
 
     async def get_context(self, request: Request, response: Response | None = None) -> Context:  # type: ignore[override]
         return Context(
             engine=self.engine,
             bearer=bearer_token(request.headers.get("authorization")),
+            hub=self.hub,
             request=request,
             response=response,
         )
 
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:  # type: ignore[override]
+        """Refuse a websocket whose token (header or connection_init payload) is missing or unknown."""
+        try:
+            async with context.lock, transaction(self.engine) as tx:
+                await context.open(tx)
+                context.actor  # noqa: B018 - raises Unauthenticated without a token
+        except Unauthenticated as error:
+            raise ConnectionRejectionError({"message": error.message}) from error
+        return UNSET
+
 
 def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette:
-    graphql = MneiaGraphQL(engine)
+    hub = Hub(engine.url.render_as_string(hide_password=False))
+    graphql = MneiaGraphQL(engine, hub)
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -53,6 +71,7 @@ def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
+        await hub.close()
         if dispose_engine:
             await engine.dispose()
 

@@ -6,6 +6,7 @@ loaders batch every nested lookup of one operation into one query per kind.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from mneia.resolvers.rendering import rendered
 from mneia.storage import actor, dispute, item, project, session, team, token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx
+from mneia.storage.notification import Hub
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -49,17 +51,38 @@ class Loaders:
 
 @dataclass
 class Context:
+    """One per HTTP request, or one per websocket connection.
+
+    A websocket connection runs several operations (and every event of every
+    subscription) over one context, so each takes ``lock`` for as long as it
+    holds the context's transaction.
+    """
+
     engine: AsyncEngine
     bearer: str | None
+    hub: Hub | None = None
     request: Any = None
     response: Any = None
+    connection_params: dict[str, Any] | None = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _tx: Tx | None = None
     _actor: ActorRecord | None = None
     loaders: Loaders = field(init=False)
 
     def __post_init__(self) -> None:
         self.loaders = Loaders(lambda: self.tx)
+
+    def token(self) -> str | None:
+        """The bearer token: from the Authorization header, else a websocket's connection_init."""
+        if self.bearer:
+            return self.bearer
+        params = self.connection_params or {}
+        given = params.get("Authorization") or params.get("authorization") or params.get("token")
+        if not isinstance(given, str):
+            return None
+        scheme, _, credentials = given.partition(" ")
+        return credentials.strip() if scheme.lower() == "bearer" else given.strip() or None
 
     @property
     def tx(self) -> Tx:
@@ -73,11 +96,19 @@ class Context:
         return self._actor
 
     async def open(self, tx: Tx) -> None:
-        """Bind to the operation's transaction and authenticate the bearer token, if any."""
+        """Bind to a transaction and authenticate the bearer token, if any.
+
+        Fresh loaders and a fresh clock each time: nothing read in an earlier
+        transaction (an earlier subscription event) is served again.
+        """
         self._tx = tx
-        if not self.bearer:
+        self.loaders = Loaders(lambda: self.tx)
+        self.now = datetime.now(UTC)
+        secret = self.token()
+        if not secret:
+            self._actor = None
             return
-        self._actor = await token.authenticate(tx, self.bearer)
+        self._actor = await token.authenticate(tx, secret)
         if self._actor is None:
             raise Unauthenticated("unknown or revoked bearer token")
 

@@ -9,6 +9,7 @@ needs a bearer token.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from strawberry.extensions import SchemaExtension
 
@@ -38,13 +39,20 @@ class Transaction(SchemaExtension):
             document = self.execution_context.graphql_document
             result.errors = [present(error, document) for error in result.errors]
 
+    async def on_stream_result(self, result: Any) -> AsyncIterator[None]:  # type: ignore[override]
+        """Each result a subscription streams gets the same error boundary."""
+        if getattr(result, "errors", None):
+            document = self.execution_context.graphql_document
+            result.errors = [present(error, document) for error in result.errors]
+        yield
+
     async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
         execution = self.execution_context
         context = execution.context
-        if not context.bearer and _introspection_only(execution.graphql_document):
+        if not context.token() and _introspection_only(execution.graphql_document):
             yield
             return
-        async with transaction(context.engine) as tx:
+        async with context.lock, transaction(context.engine) as tx:
             try:
                 await context.open(tx)
                 if context._actor is None:

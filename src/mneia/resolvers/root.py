@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import strawberry
@@ -16,6 +17,7 @@ from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import project as project_resolvers
 from mneia.resolvers import session as session_resolvers
+from mneia.resolvers import subscription as subscription_resolvers
 from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
@@ -82,6 +84,18 @@ class Mutation:
     resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
 
 
+@strawberry.type
+class Subscription:
+    dispute_raised: AsyncGenerator[Dispute, None] = strawberry.subscription(
+        resolver=subscription_resolvers.dispute_raised,
+        description="Disputes as they are raised, in one project or every project you can see.",
+    )
+    proposal_raised: AsyncGenerator[Proposal, None] = strawberry.subscription(
+        resolver=subscription_resolvers.proposal_raised,
+        description="Proposals as they are raised, in one project or every project you can see.",
+    )
+
+
 class MneiaSchema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -94,6 +108,7 @@ def build_schema() -> strawberry.Schema:
     return MneiaSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         # Clients send the same few operations again and again: parse and validate each once.
         extensions=[lambda: ParserCache(maxsize=512), lambda: ValidationCache(maxsize=512), Transaction],
         config=StrawberryConfig(scalar_map=SCALARS),

@@ -1,0 +1,66 @@
+"""Subscriptions: disputes and proposals as they are raised (R8, R15).
+
+Each announcement is re-read in a fresh transaction under the subscriber's
+own context (its token is authenticated again, so a revoked token stops the
+stream), so a subscriber sees exactly what a query would show it: never a
+row of another workspace or outside its scope.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import strawberry
+
+from mneia.errors import NotFound
+from mneia.resolvers.inputs import parse_id
+from mneia.schema.dispute import Dispute
+from mneia.schema.proposal import Proposal
+from mneia.storage import dispute, project, proposal
+from mneia.storage.database import Tx, transaction
+
+R = TypeVar("R")
+
+
+async def _announced(
+    context: Any,
+    kind: str,
+    project_id: strawberry.ID | None,
+    fetch: Callable[[Tx, Sequence[uuid.UUID]], Awaitable[dict[uuid.UUID, R]]],
+) -> AsyncGenerator[R, None]:
+    project_key = parse_id(project_id, "projectId") if project_id is not None else None
+    async with context.lock, transaction(context.engine) as tx:
+        await context.open(tx)
+        workspace_id = context.actor.workspace_id
+        if project_key is not None and await project.get(tx, project_key) is None:
+            raise NotFound("project", project_id)
+    assert context.hub is not None, "subscriptions need the application's notification hub"
+    async with context.hub.subscription() as queue:
+        while True:
+            note = await queue.get()
+            if note.kind != kind or note.workspace_id != workspace_id:
+                continue
+            if project_key is not None and note.project_id != project_key:
+                continue
+            # The lock and the transaction stay held while the event's fields resolve.
+            async with context.lock, transaction(context.engine) as tx:
+                await context.open(tx)
+                found = (await fetch(tx, [note.id])).get(note.id)
+                if found is not None:
+                    yield found
+
+
+async def dispute_raised(
+    info: strawberry.Info, project_id: strawberry.ID | None = None
+) -> AsyncGenerator[Dispute, None]:
+    async for record in _announced(info.context, "dispute", project_id, dispute.by_ids):
+        yield Dispute.of(record)
+
+
+async def proposal_raised(
+    info: strawberry.Info, project_id: strawberry.ID | None = None
+) -> AsyncGenerator[Proposal, None]:
+    async for record in _announced(info.context, "proposal", project_id, proposal.by_ids):
+        yield Proposal.of(record)
