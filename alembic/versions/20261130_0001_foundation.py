@@ -245,7 +245,13 @@ CREATE TABLE items (
   CHECK (supersedes_id IS NULL OR supersession_reason IS NOT NULL)
 );
 CREATE INDEX items_page ON items (workspace_id, project_id, id DESC);
-CREATE INDEX items_selection ON items (workspace_id, project_id, status, kind);
+-- Covers the visibility policy's columns too, so counting a project's
+-- visible items is an index-only scan.
+CREATE INDEX items_selection ON items (workspace_id, project_id, status, kind)
+  INCLUDE (scope, asserted_by, load_bearing, grant_actor_ids);
+-- Index-only scans need a fresh visibility map: vacuum items early.
+ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
+                       autovacuum_vacuum_insert_scale_factor = 0.02);
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX items_search ON items USING gin (search);
 
@@ -387,14 +393,16 @@ TENANT_TABLES = (
 )
 
 # R2: who sees an item. The asserter always does; then by scope, each scope
-# including the narrower ones (PROJECT ⊂ TEAM ⊂ WORKSPACE).
+# including the narrower ones (PROJECT ⊂ TEAM ⊂ WORKSPACE). Every function is
+# wrapped in a scalar sub-select so it is evaluated once per statement, not
+# once per row.
 ITEM_VISIBLE = """
-  workspace_id = mneia_workspace() AND (
-    asserted_by = mneia_actor()
+  workspace_id = (SELECT mneia_workspace()) AND (
+    asserted_by = (SELECT mneia_actor())
     OR scope = 'WORKSPACE'
     OR (scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
     OR (scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
-    OR (scope = 'GRANTS' AND mneia_actor() = ANY (grant_actor_ids))
+    OR (scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (grant_actor_ids))
   )
 """
 

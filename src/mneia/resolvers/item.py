@@ -73,7 +73,7 @@ async def list_items(
     nodes = [Item.of(record) for record in page.records]
     end = encode_cursor(page.records[-1].id) if page.records else None
     return ItemPage(
-        nodes=nodes, page_info=PageInfo(has_next_page=page.has_next, end_cursor=end), total_count=page.total
+        nodes=nodes, page_info=PageInfo(has_next_page=page.has_next, end_cursor=end), counter=page.count
     )
 
 
@@ -156,6 +156,8 @@ async def contested_items(
     info: strawberry.Info, ids: list[strawberry.ID] | None, field: str
 ) -> list[ItemRecord]:
     keys = parse_ids(list(ids or []), field)
+    if not keys:
+        return []
     found = await item.by_ids(info.context.tx, keys)
     for key in keys:
         record = found.get(key)

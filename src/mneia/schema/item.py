@@ -6,6 +6,7 @@ unconfirmed assertion never look alike.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -181,7 +182,11 @@ class PageInfo:
 class ItemPage:
     nodes: list[Item]
     page_info: PageInfo
-    total_count: int
+    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @strawberry.field(description="How many items match the filter, on every page together.")
+    async def total_count(self) -> int:
+        return await self.counter()
 
 
 @strawberry.input

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -81,7 +81,8 @@ class ItemFilter:
 class ItemPage:
     records: list[ItemRecord]
     has_next: bool
-    total: int
+    count: Callable[[], Awaitable[int]]
+    """The filter's total, counted only when asked for (a project may hold many thousands)."""
 
 
 def _like_pattern(text: str) -> str:
@@ -135,7 +136,7 @@ async def page(
     as_of: datetime | None = None,
     valid_at: datetime | None = None,
 ) -> ItemPage:
-    """One page of a project's visible items, newest first, with the filter's total."""
+    """One page of a project's visible items, newest first, and a way to count them all."""
     conditions: list[ColumnElement[bool]] = [items.c.project_id == project_id]
     status_column: Any = items.c.status
     load_bearing_column: Any = items.c.load_bearing
@@ -170,9 +171,10 @@ async def page(
     if after is not None:
         listing = listing.where(items.c.id < after)
     rows = (await tx.execute(listing.order_by(items.c.id.desc()).limit(first + 1))).all()
-    total = (
-        await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
-    ).scalar_one()
+
+    async def count() -> int:
+        counted = await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
+        return int(counted.scalar_one())
 
     records = []
     for row in rows[:first]:
@@ -180,7 +182,7 @@ async def page(
         if as_of is not None:
             record = _at_state(record, *row[len(_COLUMNS) :], as_of=as_of)
         records.append(record)
-    return ItemPage(records, has_next=len(rows) > first, total=total)
+    return ItemPage(records, has_next=len(rows) > first, count=count)
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
