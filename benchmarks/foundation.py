@@ -651,7 +651,8 @@ async def sql_share(
                 tx = ExplainingTx(connection)
                 await connection.begin()
                 await tx.set_context(space.id, reader.id)
-                await item.page(tx, project_id, item.ItemFilter(), first=50, after=None)
+                found = await item.page(tx, project_id, item.ItemFilter(), first=50, after=None)
+                await found.count()
                 await connection.rollback()
             if len(tx.plans) != 2:
                 raise BenchmarkBroken(
@@ -676,6 +677,7 @@ async def storage_path(engine: AsyncEngine, rng: random.Random, spaces: Sequence
             raise BenchmarkBroken("a reader's token did not authenticate")
         await project.by_ids(tx, [project_id])
         found = await item.page(tx, project_id, item.ItemFilter(), first=50, after=None)
+        await found.count()
         people = {r.asserted_by for r in found.records} | {
             r.confirmed_by for r in found.records if r.confirmed_by
         }
