@@ -5,28 +5,38 @@ Three ways in, each for one purpose:
   past every policy), so comparing two snapshots proves that nothing at all
   was inserted, updated or deleted;
 - ``as_caller`` runs raw SQL as the server's role (``mneia_app``) bound to a
-  caller, always rolled back, to prove what the database itself refuses;
+  caller (``as_nobody``: bound to no one), always rolled back, to prove what
+  the database itself refuses (``refused``, ``denied``);
 - ``as_owner`` writes as the migrations' owner role with a caller's context
   (still bound by row-level security, which is FORCEd), for bulk fixtures.
+
+The GraphQL operations more than one test module sends stand at the end, with
+``refused_as_bad_input`` (R14's answer to wrong input, checked on the whole database)
+and ``confirmed_item`` (a human's ruling, made either way R3 allows).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, event, func, select, text
+import pytest
+from sqlalchemy import Executable, Text, cast, event, func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import OWNER_ROLE
-from mneia.storage.tables import metadata
+from mneia.storage.tables import items, metadata
+
+if TYPE_CHECKING:
+    from tests.graphql import Api, World
 
 SET_CONTEXT = text(
     "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
 )
-INSUFFICIENT_PRIVILEGE = "42501"
+INSUFFICIENT_PRIVILEGE = "42501"  # both a row-level security refusal and a missing grant
 UNIQUE_VIOLATION = "23505"
 
 State = dict[str, tuple[int, Any]]
@@ -63,17 +73,73 @@ def constraint_of(error: DBAPIError) -> str | None:
 
 
 @asynccontextmanager
-async def as_caller(
-    engine: AsyncEngine, workspace_id: str, actor_id: str
-) -> AsyncIterator[AsyncConnection]:
-    """A transaction as the server's role (mneia_app) bound to a caller; always rolled back."""
+async def as_nobody(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A transaction as the server's role (mneia_app) with no caller set; always rolled back.
+
+    Every policy must fail closed here: an unset context is nobody.
+    """
     async with engine.connect() as connection:
         await connection.begin()
-        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
         try:
             yield connection
         finally:
             await connection.rollback()
+
+
+@asynccontextmanager
+async def as_caller(engine: AsyncEngine, workspace_id: str, actor_id: str) -> AsyncIterator[AsyncConnection]:
+    """A transaction as the server's role (mneia_app) bound to a caller; always rolled back."""
+    async with as_nobody(engine) as connection:
+        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
+        yield connection
+
+
+async def refused(connection: AsyncConnection, statement: str | Executable, **params: Any) -> DBAPIError:
+    """Run one statement the database must refuse with insufficient_privilege; return the error.
+
+    The connection's transaction is aborted afterwards: refuse once per ``as_caller`` block.
+    """
+    with pytest.raises(DBAPIError) as caught:
+        await connection.execute(text(statement) if isinstance(statement, str) else statement, params)
+    assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
+    return caught.value
+
+
+async def denied(connection: AsyncConnection, statement: str, **params: Any) -> DBAPIError:
+    """Like ``refused``, for want of a grant ("permission denied"), not by a policy or a trigger."""
+    error = await refused(connection, statement, **params)
+    assert "permission denied" in str(error.orig), error
+    return error
+
+
+async def denied_on_a_visible_row(
+    engine: AsyncEngine,
+    admin_engine: AsyncEngine,
+    workspace_id: str,
+    actor_id: str,
+    table: str,
+    row_id: str,
+    statement: str,
+) -> None:
+    """``statement`` (``:id`` is ``row_id``) is ``denied`` to a caller who sees the row; nothing changes.
+
+    The control runs first, in the same transaction: the caller sees the row, so the
+    refusal is the missing privilege, not a policy hiding it.
+    """
+    rows_of = metadata.tables[table]
+    before = await database_state(admin_engine)
+    async with as_caller(engine, workspace_id, actor_id) as connection:
+        seen = select(func.count()).select_from(rows_of).where(rows_of.c.id == uuid.UUID(row_id))
+        assert (await connection.execute(seen)).scalar_one() == 1
+        await denied(connection, statement, id=row_id)
+    assert await database_state(admin_engine) == before
+
+
+async def visible_item_ids(engine: AsyncEngine, workspace_id: str, actor_id: str) -> set[str]:
+    """R1/R2: the ids ``SELECT id FROM items`` returns as mneia_app for that actor."""
+    async with as_caller(engine, workspace_id, actor_id) as connection:
+        found = await connection.execute(select(items.c.id))
+        return {str(row.id) for row in found}
 
 
 @asynccontextmanager
@@ -92,6 +158,26 @@ async def rows(admin_engine: AsyncEngine, sql: str, **params: Any) -> list[dict[
     async with admin_engine.connect() as connection:
         result = await connection.execute(text(sql), params)
         return [dict(row._mapping) for row in result]
+
+
+async def item_row(admin_engine: AsyncEngine, item_id: str) -> dict[str, Any]:
+    """An item's status and authority columns as the database holds them (ids as text)."""
+    (found,) = await rows(
+        admin_engine,
+        "SELECT status, load_bearing, load_bearing_suggested,"
+        " load_bearing_set_by::text AS load_bearing_set_by, load_bearing_set_at,"
+        " confirmed_by::text AS confirmed_by, confirmed_at, asserted_at, last_verified_at"
+        " FROM items WHERE id = :item",
+        item=item_id,
+    )
+    return found
+
+
+async def successors_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, Any]]:
+    """The items that replace ``item_id`` (a chain that never forks has at most one)."""
+    return await rows(
+        admin_engine, "SELECT id::text AS id FROM items WHERE supersedes_id = :item", item=item_id
+    )
 
 
 async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, Any]]:
@@ -153,7 +239,41 @@ def assert_code(error: dict[str, Any], code: str) -> None:
     assert error["extensions"]["code"] == code, error
 
 
-# --- GraphQL operations shared by the supersession, proposal and dispute tests ------------------
+async def confirmed_item(api: Api, world: World, statement: str, *, agent_asserted: bool) -> dict[str, Any]:
+    """A HUMAN_CONFIRMED item of the world's project: the human's own word, or the agent's it confirmed."""
+    if not agent_asserted:
+        return await api.assert_item(world.human.token, projectId=world.project_id, statement=statement)
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement=statement)
+    await api.run(world.human.token, CONFIRM_ITEM, i=item["id"])
+    return item
+
+
+async def refused_as_bad_input(
+    api: Api, token: str, query: str, field: str, **variables: Any
+) -> dict[str, Any]:
+    """Run an operation that must fail with BAD_USER_INPUT naming ``field``, writing nothing (R14)."""
+    before = await database_state(api.admin_engine)
+    error = await api.fail(token, query, **variables)
+    assert_code(error, "BAD_USER_INPUT")
+    assert field in error["message"], error
+    assert await database_state(api.admin_engine) == before
+    return error
+
+
+# --- GraphQL operations sent by several test modules -------------------------------------------
+
+ASSERT_ITEM = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
+CONFIRM_ITEM = "mutation($i: ID!) { confirmItem(id: $i) { id } }"
+VERIFY_ITEM = "mutation($i: ID!) { verifyItem(id: $i) { id } }"
+RETIRE_ITEM = "mutation($i: ID!, $r: String!) { retireItem(id: $i, reason: $r) { id status } }"
+MAKE_LOAD_BEARING = "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }"
+SUGGEST_LOAD_BEARING = "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }"
+ADD_TEAM_MEMBER = "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }"
+ADD_PROJECT_MEMBER = "mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }"
+COUNT_ITEMS = "query($p: ID!) { items(projectId: $p) { totalCount } }"
+
+
+# --- supersession, shared by the supersession, proposal, dispute and render tests ---------------
 
 ITEM = """id statement status statusReason authority supersedesId supersessionReason
   loadBearing loadBearingSuggested assertedAt

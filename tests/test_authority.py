@@ -11,68 +11,42 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from sqlalchemy import Text, cast, func, select, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage.tables import metadata
 from tests.graphql import Api, World
-
-SET_CONTEXT = text(
-    "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
+from tests.support import (
+    ADD_PROJECT_MEMBER,
+    ADD_TEAM_MEMBER,
+    CONFIRM_ITEM,
+    MAKE_LOAD_BEARING,
+    SUGGEST_LOAD_BEARING,
+    VERIFY_ITEM,
+    as_caller,
+    assert_code,
+    assert_human_required,
+    confirmed_item,
+    database_state,
+    item_row,
+    refused,
+    rows,
 )
-INSUFFICIENT_PRIVILEGE = "42501"
-
 
 # --- helpers -----------------------------------------------------------------------------------
 
 
-async def database_state(admin_engine: AsyncEngine) -> dict[str, tuple[int, Any]]:
-    """Each table's row count and a hash of its rows, read as a superuser (past every policy).
-
-    Comparing two states shows that nothing was inserted, updated or deleted anywhere.
-    """
-    state: dict[str, tuple[int, Any]] = {}
-    async with admin_engine.connect() as connection:
-        for table in metadata.sorted_tables:
-            row_text = cast(table.table_valued(), Text)
-            query = select(func.count(), func.sum(func.hashtextextended(row_text, 0)))
-            count, digest = (await connection.execute(query.select_from(table))).one()
-            state[table.name] = (count, digest)
-    return state
-
-
-def sqlstate(error: DBAPIError) -> str | None:
-    return getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
-
-
-@asynccontextmanager
-async def as_caller(engine: AsyncEngine, workspace_id: str, actor_id: str) -> AsyncIterator[AsyncConnection]:
-    """A transaction as the server's role (mneia_app) bound to a caller; always rolled back."""
-    async with engine.connect() as connection:
-        await connection.begin()
-        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
-        try:
-            yield connection
-        finally:
-            await connection.rollback()
-
-
-async def refused(
+async def refused_to(
     engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any
 ) -> DBAPIError:
     """Run one statement as the server's role for this caller; it must be refused with 42501."""
     async with as_caller(engine, workspace_id, actor_id) as connection:
-        with pytest.raises(DBAPIError) as caught:
-            await connection.execute(text(sql), params)
-    assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
-    return caught.value
+        return await refused(connection, sql, **params)
 
 
 async def accepted(engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any) -> int:
@@ -80,11 +54,6 @@ async def accepted(engine: AsyncEngine, workspace_id: str, actor_id: str, sql: s
     async with as_caller(engine, workspace_id, actor_id) as connection:
         result = await connection.execute(text(sql), params)
         return result.rowcount
-
-
-def assert_human_required(error: dict[str, Any]) -> None:
-    assert error["extensions"]["code"] == "FORBIDDEN", error
-    assert error["extensions"]["reason"] == "HUMAN_REQUIRED", error
 
 
 ITEM_FIELDS = """id status authority loadBearing loadBearingSuggested
@@ -97,27 +66,12 @@ async def read_item(api: Api, token: str, item_id: str) -> dict[str, Any]:
 
 
 async def proposal_rows(api: Api, item_id: str) -> list[dict[str, Any]]:
-    async with api.admin_engine.connect() as connection:
-        rows = await connection.execute(
-            text(
-                "SELECT id, kind, status, proposed_by, decided_by FROM proposals"
-                " WHERE target_id = :item ORDER BY proposed_at, id"
-            ),
-            {"item": item_id},
-        )
-        return [dict(row._mapping) for row in rows]
-
-
-async def item_row(api: Api, item_id: str) -> dict[str, Any]:
-    async with api.admin_engine.connect() as connection:
-        row = await connection.execute(
-            text(
-                "SELECT status, load_bearing, load_bearing_suggested, load_bearing_set_by,"
-                " confirmed_by FROM items WHERE id = :item"
-            ),
-            {"item": item_id},
-        )
-        return dict(row.one()._mapping)
+    return await rows(
+        api.admin_engine,
+        "SELECT id, kind, status, proposed_by, decided_by FROM proposals"
+        " WHERE target_id = :item ORDER BY proposed_at, id",
+        item=item_id,
+    )
 
 
 # --- R3 through the API: human-only mutations ----------------------------------------------------
@@ -140,7 +94,7 @@ async def stage(api: Api, world: World) -> Stage:
     )
     outsider = await api.actor(world.human.token, "AGENT", "outsider")
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use Postgres 15")
-    await api.run(world.agent.token, "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }", i=item["id"])
+    await api.run(world.agent.token, SUGGEST_LOAD_BEARING, i=item["id"])
     return Stage(world, team["createTeam"]["id"], outsider.id, item["id"])
 
 
@@ -155,19 +109,10 @@ HUMAN_ONLY: dict[str, tuple[str, Callable[[Stage], dict[str, Any]]]] = {
         'mutation { createActor(kind: AGENT, name: "minion") { actor { id } token } }',
         lambda s: {},
     ),
-    "addProjectMember": (
-        "mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }",
-        lambda s: {"p": s.world.project_id, "a": s.outsider_id},
-    ),
-    "addTeamMember": (
-        "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }",
-        lambda s: {"t": s.team_id, "a": s.world.agent.id},
-    ),
-    "confirmItem": ("mutation($i: ID!) { confirmItem(id: $i) { id } }", lambda s: {"i": s.item_id}),
-    "setLoadBearing-true": (
-        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }",
-        lambda s: {"i": s.item_id},
-    ),
+    "addProjectMember": (ADD_PROJECT_MEMBER, lambda s: {"p": s.world.project_id, "a": s.outsider_id}),
+    "addTeamMember": (ADD_TEAM_MEMBER, lambda s: {"t": s.team_id, "a": s.world.agent.id}),
+    "confirmItem": (CONFIRM_ITEM, lambda s: {"i": s.item_id}),
+    "setLoadBearing-true": (MAKE_LOAD_BEARING, lambda s: {"i": s.item_id}),
     "setLoadBearing-false": (
         "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: false) { id } }",
         lambda s: {"i": s.item_id},
@@ -228,49 +173,57 @@ async def test_r3_no_header_or_variable_can_claim_a_kind(api: Api, stage: Stage)
 
 # --- R3 in the database, as the server's role ---------------------------------------------------
 
-CONFIRM = "UPDATE items SET confirmed_by = :by, confirmed_at = now() WHERE id = :item"
-LOAD_BEARING = (
+CONFIRM_SQL = "UPDATE items SET confirmed_by = :by, confirmed_at = now() WHERE id = :item"
+LOAD_BEARING_SQL = (
     "UPDATE items SET load_bearing = true, load_bearing_set_by = :by, load_bearing_set_at = now()"
     " WHERE id = :item"
 )
+INSERT_CONFIRMED_ITEM = (
+    "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by,"
+    " confirmed_by, confirmed_at) VALUES (:ws, gen_random_uuid(), :project, 'FACT', 'minted',"
+    " :asserter, :by, now())"
+)
+INSERT_ACTOR = (
+    "INSERT INTO actors (workspace_id, id, kind, name, created_by)"
+    " VALUES (:ws, gen_random_uuid(), :kind, 'minted', :by)"
+)
+INSERT_TOKEN = (
+    "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by)"
+    " VALUES (:ws, gen_random_uuid(), :owner, :hash, :by)"
+)
 
 
-@pytest.mark.parametrize("statement", [CONFIRM, LOAD_BEARING], ids=["confirm", "load-bearing"])
+@pytest.mark.parametrize("statement", [CONFIRM_SQL, LOAD_BEARING_SQL], ids=["confirm", "load-bearing"])
 async def test_r3_database_refuses_authority_attributed_to_an_agent(
     api: Api, engine: AsyncEngine, world: World, statement: str
 ) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Cache for 5 min")
     ws, agent, human = world.workspace_id, world.agent.id, world.human.id
 
-    error = await refused(engine, ws, agent, statement, by=agent, item=item["id"])
+    error = await refused_to(engine, ws, agent, statement, by=agent, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # An agent cannot launder it by naming a human as the author either.
-    error = await refused(engine, ws, agent, statement, by=human, item=item["id"])
+    error = await refused_to(engine, ws, agent, statement, by=human, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # Nor can anyone attribute it to an agent from a human's context.
-    error = await refused(engine, ws, human, statement, by=agent, item=item["id"])
+    error = await refused_to(engine, ws, human, statement, by=agent, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # Control: the human, in their own name, may.
     assert await accepted(engine, ws, human, statement, by=human, item=item["id"]) == 1
-    assert (await item_row(api, item["id"]))["confirmed_by"] is None  # everything was rolled back
+    assert (await item_row(api.admin_engine, item["id"]))["confirmed_by"] is None  # all rolled back
 
 
 async def test_r3_database_refuses_an_agent_inserting_a_confirmed_item(
     api: Api, engine: AsyncEngine, world: World
 ) -> None:
-    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
-    insert = (
-        "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by,"
-        " confirmed_by, confirmed_at) VALUES (:ws, gen_random_uuid(), :project, 'FACT', 'minted',"
-        " :asserter, :by, now())"
-    )
+    ws, agent, human, project = world.workspace_id, world.agent.id, world.human.id, world.project_id
     for by in (agent, human):
-        error = await refused(
-            engine, ws, agent, insert, ws=ws, project=world.project_id, asserter=agent, by=by
+        error = await refused_to(
+            engine, ws, agent, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=agent, by=by
         )
         assert "HUMAN_REQUIRED" in str(error.orig)
     inserted = await accepted(
-        engine, ws, human, insert, ws=ws, project=world.project_id, asserter=human, by=human
+        engine, ws, human, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=human, by=human
     )
     assert inserted == 1
 
@@ -279,23 +232,14 @@ async def test_r3_database_refuses_an_agent_creating_actors_or_tokens(
     api: Api, engine: AsyncEngine, world: World
 ) -> None:
     ws, agent, human = world.workspace_id, world.agent.id, world.human.id
-    new_actor = (
-        "INSERT INTO actors (workspace_id, id, kind, name, created_by)"
-        " VALUES (:ws, gen_random_uuid(), :kind, 'minted', :by)"
-    )
-    new_token = (
-        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by)"
-        " VALUES (:ws, gen_random_uuid(), :owner, :hash, :by)"
-    )
     for kind in ("HUMAN", "AGENT"):
-        await refused(engine, ws, agent, new_actor, ws=ws, kind=kind, by=agent)
-    await refused(engine, ws, agent, new_token, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=agent)
-    await refused(engine, ws, agent, new_token, ws=ws, owner=human, hash=uuid.uuid4().hex, by=agent)
+        await refused_to(engine, ws, agent, INSERT_ACTOR, ws=ws, kind=kind, by=agent)
+    await refused_to(engine, ws, agent, INSERT_TOKEN, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=agent)
+    await refused_to(engine, ws, agent, INSERT_TOKEN, ws=ws, owner=human, hash=uuid.uuid4().hex, by=agent)
     # Controls: a human may do both.
-    assert await accepted(engine, ws, human, new_actor, ws=ws, kind="AGENT", by=human) == 1
-    assert (
-        await accepted(engine, ws, human, new_token, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=human) == 1
-    )
+    assert await accepted(engine, ws, human, INSERT_ACTOR, ws=ws, kind="AGENT", by=human) == 1
+    token_hash = uuid.uuid4().hex
+    assert await accepted(engine, ws, human, INSERT_TOKEN, ws=ws, owner=agent, hash=token_hash, by=human) == 1
 
 
 async def test_r3_database_refuses_a_proposal_decision_by_an_agent(
@@ -305,9 +249,9 @@ async def test_r3_database_refuses_a_proposal_decision_by_an_agent(
     ws, agent, human = world.workspace_id, world.agent.id, world.human.id
     (pending,) = await proposal_rows(api, stage.item_id)
     decide = "UPDATE proposals SET status = 'ACCEPTED', decided_by = :by, decided_at = now() WHERE id = :p"
-    error = await refused(engine, ws, agent, decide, by=agent, p=str(pending["id"]))
+    error = await refused_to(engine, ws, agent, decide, by=agent, p=str(pending["id"]))
     assert "HUMAN_REQUIRED" in str(error.orig)
-    error = await refused(engine, ws, agent, decide, by=human, p=str(pending["id"]))
+    error = await refused_to(engine, ws, agent, decide, by=human, p=str(pending["id"]))
     assert "HUMAN_REQUIRED" in str(error.orig)
     assert await accepted(engine, ws, human, decide, by=human, p=str(pending["id"])) == 1
     assert (await proposal_rows(api, stage.item_id))[0]["status"] == "PENDING"
@@ -319,7 +263,7 @@ async def test_r3_database_refuses_a_proposal_decision_by_an_agent(
 @pytest.mark.parametrize("token", [None, "mneia_not-a-real-token", "garbage"])
 async def test_r3_absent_or_unknown_token_is_unauthenticated(api: Api, token: str | None) -> None:
     error = await api.fail(token, "{ me { id } }")
-    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+    assert_code(error, "UNAUTHENTICATED")
 
 
 async def test_r3_revoked_token_is_unauthenticated(api: Api, world: World) -> None:
@@ -329,7 +273,7 @@ async def test_r3_revoked_token_is_unauthenticated(api: Api, world: World) -> No
             text("UPDATE api_tokens SET revoked_at = now() WHERE actor_id = :a"), {"a": world.agent.id}
         )
     error = await api.fail(world.agent.token, "{ me { id } }")
-    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+    assert_code(error, "UNAUTHENTICATED")
     # The human's token is untouched.
     assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
 
@@ -375,15 +319,11 @@ async def test_r3_agent_may_retire_an_unconfirmed_agent_assertion(api: Api, worl
 
 @pytest.mark.parametrize("asserter", ["human", "agent-then-confirmed"])
 async def test_r3_agent_may_not_retire_a_human_confirmed_item(api: Api, world: World, asserter: str) -> None:
-    if asserter == "human":
-        item = await api.assert_item(world.human.token, projectId=world.project_id, statement="Rule")
-    else:
-        item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Rule")
-        await api.run(world.human.token, "mutation($i: ID!) { confirmItem(id: $i) { id } }", i=item["id"])
+    item = await confirmed_item(api, world, "Rule", agent_asserted=asserter != "human")
     before = await database_state(api.admin_engine)
     assert_human_required(await api.fail(world.agent.token, RETIRE, i=item["id"]))
     assert await database_state(api.admin_engine) == before
-    assert (await item_row(api, item["id"]))["status"] == "ACTIVE"
+    assert (await item_row(api.admin_engine, item["id"]))["status"] == "ACTIVE"
 
 
 # --- R5: load-bearing ----------------------------------------------------------------------------
@@ -402,8 +342,8 @@ async def test_r5_agent_suggestion_is_a_pending_proposal(api: Api, world: World)
     assert proposal["target"] == {"id": item["id"], "loadBearing": False, "loadBearingSuggested": True}
     found = await read_item(api, world.human.token, item["id"])
     assert (found["loadBearing"], found["loadBearingSuggested"]) == (False, True)
-    rows = await proposal_rows(api, item["id"])
-    assert [(str(r["id"]), r["status"]) for r in rows] == [(proposal["id"], "PENDING")]
+    found = await proposal_rows(api, item["id"])
+    assert [(str(r["id"]), r["status"]) for r in found] == [(proposal["id"], "PENDING")]
 
 
 async def test_r5_assertion_with_suggestion_opens_a_pending_proposal(api: Api, world: World) -> None:
@@ -419,8 +359,8 @@ async def test_r5_assertion_with_suggestion_opens_a_pending_proposal(api: Api, w
     )
     item = data["assertItem"]
     assert (item["loadBearing"], item["loadBearingSuggested"]) == (False, True)
-    rows = await proposal_rows(api, item["id"])
-    assert [(r["kind"], r["status"], str(r["proposed_by"])) for r in rows] == [
+    found = await proposal_rows(api, item["id"])
+    assert [(r["kind"], r["status"], str(r["proposed_by"])) for r in found] == [
         ("LOAD_BEARING", "PENDING", world.agent.id)
     ]
 
@@ -447,25 +387,27 @@ async def test_r5_suggestions_concurrently_leave_one_pending_proposal(api: Api, 
     assert [r["status"] for r in await proposal_rows(api, item["id"])] == ["PENDING"]
 
 
-async def test_r5_human_setting_load_bearing_settles_the_suggestion(api: Api, world: World) -> None:
-    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Idempotency keys")
+async def settle(api: Api, world: World, statement: str, load_bearing: bool) -> dict[str, Any]:
+    """An agent's item with its suggestion pending, then the human's ``setLoadBearing`` answer."""
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement=statement)
     await api.run(world.agent.token, SUGGEST, i=item["id"])
-    data = await api.run(world.human.token, SET_LOAD_BEARING, i=item["id"], lb=True)
-    settled = data["setLoadBearing"]
+    data = await api.run(world.human.token, SET_LOAD_BEARING, i=item["id"], lb=load_bearing)
+    return data["setLoadBearing"]
+
+
+async def test_r5_human_setting_load_bearing_settles_the_suggestion(api: Api, world: World) -> None:
+    settled = await settle(api, world, "Idempotency keys", True)
     assert (settled["loadBearing"], settled["loadBearingSuggested"]) == (True, False)
-    assert await read_item(api, world.agent.token, item["id"]) == settled
-    (closed,) = await proposal_rows(api, item["id"])
+    assert await read_item(api, world.agent.token, settled["id"]) == settled
+    (closed,) = await proposal_rows(api, settled["id"])
     assert (closed["status"], str(closed["decided_by"])) == ("ACCEPTED", world.human.id)
-    assert str((await item_row(api, item["id"]))["load_bearing_set_by"]) == world.human.id
+    assert (await item_row(api.admin_engine, settled["id"]))["load_bearing_set_by"] == world.human.id
 
 
 async def test_r5_human_clearing_load_bearing_rejects_the_suggestion(api: Api, world: World) -> None:
-    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Retry thrice")
-    await api.run(world.agent.token, SUGGEST, i=item["id"])
-    data = await api.run(world.human.token, SET_LOAD_BEARING, i=item["id"], lb=False)
-    settled = data["setLoadBearing"]
+    settled = await settle(api, world, "Retry thrice", False)
     assert (settled["loadBearing"], settled["loadBearingSuggested"]) == (False, False)
-    (closed,) = await proposal_rows(api, item["id"])
+    (closed,) = await proposal_rows(api, settled["id"])
     assert (closed["status"], str(closed["decided_by"])) == ("REJECTED", world.human.id)
 
 
@@ -486,7 +428,7 @@ async def test_r5_agent_can_never_make_an_item_load_bearing(api: Api, world: Wor
     assert data["assertItem"]["loadBearing"] is False
     await api.run(agent, SUGGEST, i=item_id)
     assert_human_required(await api.fail(agent, SET_LOAD_BEARING, i=item_id, lb=True))
-    await api.run(agent, "mutation($i: ID!) { verifyItem(id: $i) { id } }", i=item_id)
+    await api.run(agent, VERIFY_ITEM, i=item_id)
     # Aliases and repeated fields in one operation do not help either.
     body = await api.post(
         agent,
@@ -495,6 +437,6 @@ async def test_r5_agent_can_never_make_an_item_load_bearing(api: Api, world: Wor
         {"i": item_id},
     )
     assert body.get("errors")
-    row = await item_row(api, item_id)
+    row = await item_row(api.admin_engine, item_id)
     assert (row["load_bearing"], row["load_bearing_set_by"]) == (False, None)
     assert (await read_item(api, world.human.token, item_id))["loadBearing"] is False

@@ -12,37 +12,16 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import Text, cast, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage.tables import metadata
 from tests.graphql import Api, World
-
-ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
-
-
-async def database_state(admin_engine: AsyncEngine) -> dict[str, tuple[int, Any]]:
-    """Each table's row count and a hash of its rows, read as a superuser (past every policy)."""
-    state: dict[str, tuple[int, Any]] = {}
-    async with admin_engine.connect() as connection:
-        for table in metadata.sorted_tables:
-            row_text = cast(table.table_valued(), Text)
-            query = select(func.count(), func.sum(func.hashtextextended(row_text, 0)))
-            count, digest = (await connection.execute(query.select_from(table))).one()
-            state[table.name] = (count, digest)
-    return state
-
-
-async def refused_as_bad_input(
-    api: Api, token: str, query: str, field: str, **variables: Any
-) -> dict[str, Any]:
-    """Run an operation that must fail with BAD_USER_INPUT naming ``field``, writing nothing."""
-    before = await database_state(api.admin_engine)
-    error = await api.fail(token, query, **variables)
-    assert error["extensions"]["code"] == "BAD_USER_INPUT", error
-    assert field in error["message"], error
-    assert await database_state(api.admin_engine) == before
-    return error
+from tests.support import (
+    ASSERT_ITEM,
+    CONFIRM_ITEM,
+    RETIRE_ITEM,
+    assert_code,
+    database_state,
+    refused_as_bad_input,
+)
 
 
 def item_input(world: World, **fields: Any) -> dict[str, Any]:
@@ -75,7 +54,7 @@ async def test_r14_bad_assertion_names_the_field_and_writes_nothing(
     if "grantActorIds" in extra:
         extra = {**extra, "grantActorIds": [world.human.id for _ in extra["grantActorIds"]]}
     caller = world.agent if who == "agent" else world.human
-    await refused_as_bad_input(api, caller.token, ASSERT, field, i=item_input(world, **extra))
+    await refused_as_bad_input(api, caller.token, ASSERT_ITEM, field, i=item_input(world, **extra))
 
 
 # Scalars that fail to parse are refused while coercing variables, before any resolver runs.
@@ -92,7 +71,7 @@ SCALAR_CASES: dict[str, tuple[dict[str, Any], str]] = {
 @pytest.mark.parametrize("case", list(SCALAR_CASES))
 async def test_r14_unparsable_scalar_variable_names_the_field(api: Api, world: World, case: str) -> None:
     extra, field = SCALAR_CASES[case]
-    await refused_as_bad_input(api, world.agent.token, ASSERT, field, i=item_input(world, **extra))
+    await refused_as_bad_input(api, world.agent.token, ASSERT_ITEM, field, i=item_input(world, **extra))
 
 
 # Inline, graphql-core's validation names only the type; the error boundary prefixes the
@@ -147,13 +126,11 @@ async def test_r14_create_team_with_empty_name(api: Api, world: World, name: str
 @pytest.mark.parametrize("reason", ["", "   "], ids=["empty", "blank"])
 async def test_r14_retire_with_empty_reason(api: Api, world: World, reason: str) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Temp")
-    query = "mutation($i: ID!, $r: String!) { retireItem(id: $i, reason: $r) { id } }"
-    await refused_as_bad_input(api, world.agent.token, query, "reason", i=item["id"], r=reason)
+    await refused_as_bad_input(api, world.agent.token, RETIRE_ITEM, "reason", i=item["id"], r=reason)
 
 
 async def test_r14_confirm_with_malformed_id(api: Api, world: World) -> None:
-    query = "mutation($i: ID!) { confirmItem(id: $i) { id } }"
-    await refused_as_bad_input(api, world.human.token, query, "id", i="not-a-uuid")
+    await refused_as_bad_input(api, world.human.token, CONFIRM_ITEM, "id", i="not-a-uuid")
 
 
 # --- one transaction per operation --------------------------------------------------------------
@@ -205,15 +182,13 @@ async def test_r14_refused_second_mutation_undoes_the_first(api: Api, world: Wor
 
 async def test_r14_assert_into_unknown_project_is_not_found(api: Api, world: World) -> None:
     before = await database_state(api.admin_engine)
-    error = await api.fail(world.agent.token, ASSERT, i=item_input(world, projectId=str(uuid.uuid4())))
-    assert error["extensions"]["code"] == "NOT_FOUND", error
+    error = await api.fail(world.agent.token, ASSERT_ITEM, i=item_input(world, projectId=str(uuid.uuid4())))
+    assert_code(error, "NOT_FOUND")
     assert await database_state(api.admin_engine) == before
 
 
 async def test_r14_confirm_unknown_item_is_not_found(api: Api, world: World) -> None:
     before = await database_state(api.admin_engine)
-    error = await api.fail(
-        world.human.token, "mutation($i: ID!) { confirmItem(id: $i) { id } }", i=str(uuid.uuid4())
-    )
-    assert error["extensions"]["code"] == "NOT_FOUND", error
+    error = await api.fail(world.human.token, CONFIRM_ITEM, i=str(uuid.uuid4()))
+    assert_code(error, "NOT_FOUND")
     assert await database_state(api.admin_engine) == before

@@ -9,57 +9,33 @@ refusals come from missing grants, not from a policy that merely hides rows.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.graphql import Api, World
-
-SET_CONTEXT = text(
-    "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
+from tests.support import (
+    CONFIRM_ITEM,
+    MAKE_LOAD_BEARING,
+    RETIRE_ITEM,
+    SUGGEST_LOAD_BEARING,
+    VERIFY_ITEM,
+    as_caller,
+    denied,
+    events_of,
+    item_row,
 )
+
 STEP = 0.05  # seconds between steps, so that each transaction's now() is distinct
+REASON = "replaced by the new billing service"
 
 
-async def events_of(api: Api, item_id: str) -> list[dict[str, Any]]:
-    async with api.admin_engine.connect() as connection:
-        rows = await connection.execute(
-            text(
-                "SELECT event, actor_id::text AS actor, at, from_status, to_status, load_bearing,"
-                " confirmed, reason FROM item_events WHERE item_id = :item ORDER BY at, id"
-            ),
-            {"item": item_id},
-        )
-        return [dict(row._mapping) for row in rows]
-
-
-async def item_times(api: Api, item_id: str) -> dict[str, Any]:
-    async with api.admin_engine.connect() as connection:
-        row = await connection.execute(
-            text(
-                "SELECT asserted_at, confirmed_at, load_bearing_set_at, last_verified_at"
-                " FROM items WHERE id = :item"
-            ),
-            {"item": item_id},
-        )
-        return dict(row.one()._mapping)
-
-
-async def mutate(api: Api, token: str, mutation: str, item_id: str) -> None:
+async def mutate(api: Api, token: str, mutation: str, item_id: str, **variables: Any) -> None:
     await asyncio.sleep(STEP)
-    await api.run(token, mutation, i=item_id)
-
-
-CONFIRM = "mutation($i: ID!) { confirmItem(id: $i) { id } }"
-LOAD_BEARING = "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }"
-VERIFY = "mutation($i: ID!) { verifyItem(id: $i) { id } }"
-RETIRE = 'mutation($i: ID!) { retireItem(id: $i, reason: "replaced by the new billing service") { id } }'
+    await api.run(token, mutation, i=item_id, **variables)
 
 
 def summary(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -68,66 +44,64 @@ def summary(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 async def test_r6_assertion_appends_an_asserted_event(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    events = await events_of(api, item["id"])
+    events = await events_of(api.admin_engine, item["id"])
     assert summary(events) == [("ASSERTED", world.agent.id, None, "ACTIVE", None)]
     assert (events[0]["confirmed"], events[0]["load_bearing"]) == (False, False)
-    assert events[0]["at"] == (await item_times(api, item["id"]))["asserted_at"]
+    assert events[0]["at"] == (await item_row(api.admin_engine, item["id"]))["asserted_at"]
 
 
 async def test_r6_confirmation_appends_a_confirmed_event(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.human.token, CONFIRM, item["id"])
-    events = await events_of(api, item["id"])
+    await mutate(api, world.human.token, CONFIRM_ITEM, item["id"])
+    events = await events_of(api.admin_engine, item["id"])
     assert summary(events) == [
         ("ASSERTED", world.agent.id, None, "ACTIVE", None),
         ("CONFIRMED", world.human.id, "ACTIVE", "ACTIVE", None),
     ]
     assert events[1]["confirmed"] is True
-    times = await item_times(api, item["id"])
+    times = await item_row(api.admin_engine, item["id"])
     assert events[0]["at"] < events[1]["at"] == times["confirmed_at"]
 
 
 async def test_r6_load_bearing_setting_appends_an_event(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.human.token, LOAD_BEARING, item["id"])
-    events = await events_of(api, item["id"])
+    await mutate(api, world.human.token, MAKE_LOAD_BEARING, item["id"])
+    events = await events_of(api.admin_engine, item["id"])
     assert summary(events)[1:] == [("LOAD_BEARING_SET", world.human.id, "ACTIVE", "ACTIVE", None)]
     assert events[1]["load_bearing"] is True
-    assert events[1]["at"] == (await item_times(api, item["id"]))["load_bearing_set_at"]
+    assert events[1]["at"] == (await item_row(api.admin_engine, item["id"]))["load_bearing_set_at"]
 
 
 async def test_r6_retirement_appends_a_status_change_with_reason(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.agent.token, RETIRE, item["id"])
-    events = await events_of(api, item["id"])
-    assert summary(events)[1:] == [
-        ("STATUS_CHANGED", world.agent.id, "ACTIVE", "RETIRED", "replaced by the new billing service")
-    ]
+    await mutate(api, world.agent.token, RETIRE_ITEM, item["id"], r=REASON)
+    events = await events_of(api.admin_engine, item["id"])
+    assert summary(events)[1:] == [("STATUS_CHANGED", world.agent.id, "ACTIVE", "RETIRED", REASON)]
     assert events[0]["at"] < events[1]["at"]
 
 
 async def test_r6_verification_appends_a_verified_event(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.agent.token, VERIFY, item["id"])
-    events = await events_of(api, item["id"])
+    await mutate(api, world.agent.token, VERIFY_ITEM, item["id"])
+    events = await events_of(api.admin_engine, item["id"])
     assert summary(events)[1:] == [("VERIFIED", world.agent.id, "ACTIVE", "ACTIVE", None)]
-    assert events[1]["at"] == (await item_times(api, item["id"]))["last_verified_at"]
+    assert events[1]["at"] == (await item_row(api.admin_engine, item["id"]))["last_verified_at"]
 
 
 async def test_r6_a_life_is_recorded_in_order(api: Api, world: World) -> None:
     """Every step of an item's life appends exactly one event: who, when, from, to, why."""
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.human.token, CONFIRM, item["id"])
-    await mutate(api, world.human.token, LOAD_BEARING, item["id"])
-    await mutate(api, world.agent.token, VERIFY, item["id"])
-    await mutate(api, world.human.token, RETIRE, item["id"])
-    events = await events_of(api, item["id"])
+    await mutate(api, world.human.token, CONFIRM_ITEM, item["id"])
+    await mutate(api, world.human.token, MAKE_LOAD_BEARING, item["id"])
+    await mutate(api, world.agent.token, VERIFY_ITEM, item["id"])
+    await mutate(api, world.human.token, RETIRE_ITEM, item["id"], r=REASON)
+    events = await events_of(api.admin_engine, item["id"])
     assert summary(events) == [
         ("ASSERTED", world.agent.id, None, "ACTIVE", None),
         ("CONFIRMED", world.human.id, "ACTIVE", "ACTIVE", None),
         ("LOAD_BEARING_SET", world.human.id, "ACTIVE", "ACTIVE", None),
         ("VERIFIED", world.agent.id, "ACTIVE", "ACTIVE", None),
-        ("STATUS_CHANGED", world.human.id, "ACTIVE", "RETIRED", "replaced by the new billing service"),
+        ("STATUS_CHANGED", world.human.id, "ACTIVE", "RETIRED", REASON),
     ]
     times = [event["at"] for event in events]
     assert times == sorted(times) and len(set(times)) == len(times)
@@ -139,23 +113,11 @@ async def test_r6_a_life_is_recorded_in_order(api: Api, world: World) -> None:
 # --- the server's role cannot erase or rewrite history ------------------------------------------
 
 
-@asynccontextmanager
-async def as_caller(engine: AsyncEngine, world: World) -> AsyncIterator[AsyncConnection]:
-    """A transaction as mneia_app in the human's context (the most powerful caller); rolled back."""
-    async with engine.connect() as connection:
-        await connection.begin()
-        await connection.execute(SET_CONTEXT, {"ws": world.workspace_id, "actor": world.human.id})
-        try:
-            yield connection
-        finally:
-            await connection.rollback()
-
-
 @pytest.fixture
 async def history(api: Api, world: World) -> dict[str, str]:
     """An item with events, a proposal and a dispute, so every table has rows to attack."""
     base = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Port 5432")
-    await api.run(world.agent.token, "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }", i=base["id"])
+    await api.run(world.agent.token, SUGGEST_LOAD_BEARING, i=base["id"])
     other = await api.assert_item(
         world.agent.token, projectId=world.project_id, statement="Port 5433", contradicts=[base["id"]]
     )
@@ -198,20 +160,18 @@ async def history(api: Api, world: World) -> dict[str, str]:
 async def test_r6_server_role_cannot_erase_or_rewrite(
     api: Api, engine: AsyncEngine, world: World, history: dict[str, str], statement: str
 ) -> None:
-    before = await events_of(api, history["item"])
-    async with as_caller(engine, world) as connection:
-        with pytest.raises(DBAPIError) as caught:
-            await connection.execute(text(statement), {"item": history["item"]})
-    assert getattr(caught.value.orig, "sqlstate", None) == "42501", caught.value
-    assert "permission denied" in str(caught.value.orig)
-    assert await events_of(api, history["item"]) == before
+    before = await events_of(api.admin_engine, history["item"])
+    # In the human's context, the most powerful caller there is.
+    async with as_caller(engine, world.workspace_id, world.human.id) as connection:
+        await denied(connection, statement, item=history["item"])
+    assert await events_of(api.admin_engine, history["item"]) == before
 
 
 async def test_r6_server_role_may_change_what_it_is_granted(
     api: Api, engine: AsyncEngine, world: World, history: dict[str, str]
 ) -> None:
     """The control: the same connection and context may make a granted, logged change."""
-    async with as_caller(engine, world) as connection:
+    async with as_caller(engine, world.workspace_id, world.human.id) as connection:
         result = await connection.execute(
             text("UPDATE items SET last_verified_at = now() WHERE id = :item"), {"item": history["item"]}
         )
@@ -238,9 +198,9 @@ def between(earlier: datetime, later: datetime) -> str:
 
 async def test_r9_as_of_rebuilds_status_and_authority_from_events(api: Api, world: World) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use UTC")
-    await mutate(api, world.human.token, CONFIRM, item["id"])
-    await mutate(api, world.human.token, RETIRE, item["id"])
-    events = await events_of(api, item["id"])
+    await mutate(api, world.human.token, CONFIRM_ITEM, item["id"])
+    await mutate(api, world.human.token, RETIRE_ITEM, item["id"], r=REASON)
+    events = await events_of(api.admin_engine, item["id"])
     assert [event["event"] for event in events] == ["ASSERTED", "CONFIRMED", "STATUS_CHANGED"]
     t1, t2, t3 = (event["at"] for event in events)
 
@@ -272,8 +232,8 @@ async def test_r9_as_of_rebuilds_status_and_authority_from_events(api: Api, worl
 
 async def test_r9_as_of_rebuilds_load_bearing_from_events(api: Api, world: World) -> None:
     item = await api.assert_item(world.human.token, projectId=world.project_id, statement="No PII")
-    await mutate(api, world.human.token, LOAD_BEARING, item["id"])
-    t1, t2 = (event["at"] for event in await events_of(api, item["id"]))
+    await mutate(api, world.human.token, MAKE_LOAD_BEARING, item["id"])
+    t1, t2 = (event["at"] for event in await events_of(api.admin_engine, item["id"]))
     before = (await api.run(world.agent.token, AS_OF_ITEM, i=item["id"], t=between(t1, t2)))["item"]
     after = (await api.run(world.agent.token, AS_OF_ITEM, i=item["id"], t=t2.isoformat()))["item"]
     assert (before["loadBearing"], after["loadBearing"]) == (False, True)

@@ -15,20 +15,34 @@ scratch database.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from sqlalchemy import func, insert, select, text, update
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import app_url
 from mneia.storage import tables
 from mneia.storage.database import create_engine, transaction
 from tests.graphql import Api, Who
+from tests.support import (
+    ADD_PROJECT_MEMBER,
+    ADD_TEAM_MEMBER,
+    ASSERT_ITEM,
+    CONFIRM_ITEM,
+    COUNT_ITEMS,
+    MAKE_LOAD_BEARING,
+    RETIRE_ITEM,
+    SUGGEST_LOAD_BEARING,
+    VERIFY_ITEM,
+    as_caller,
+    as_nobody,
+    assert_code,
+    refused,
+    rows,
+)
 
 # Every table that holds tenant data, as listed in the foundation migration.
 TENANT_TABLES = (
@@ -50,36 +64,6 @@ TENANT_TABLES = (
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
 APPEND_ONLY = ("items", "item_events", "proposals", "disputes")
-RLS_REFUSED = "42501"  # insufficient_privilege: both an RLS refusal and a missing grant
-
-_CONTEXT = text(
-    "SELECT set_config('mneia.workspace_id', :workspace, true), set_config('mneia.actor_id', :actor, true)"
-)
-
-
-@asynccontextmanager
-async def rls_context(
-    engine: AsyncEngine, workspace_id: str | None, actor_id: str | None
-) -> AsyncIterator[AsyncConnection]:
-    """A transaction as the server's role with the given tenant context; always rolled back.
-
-    ``None`` for both leaves the context unset (the fail-closed case).
-    """
-    async with engine.connect() as connection:
-        await connection.begin()
-        try:
-            if workspace_id is not None or actor_id is not None:
-                await connection.execute(_CONTEXT, {"workspace": workspace_id or "", "actor": actor_id or ""})
-            yield connection
-        finally:
-            await connection.rollback()
-
-
-async def visible_item_ids(engine: AsyncEngine, workspace_id: str, actor_id: str) -> set[str]:
-    """R1/R2: the ids ``SELECT id FROM items`` returns as mneia_app for that actor."""
-    async with rls_context(engine, workspace_id, actor_id) as connection:
-        rows = await connection.execute(select(tables.items.c.id))
-        return {str(row.id) for row in rows}
 
 
 @dataclass(frozen=True)
@@ -117,12 +101,7 @@ async def populate(api: Api, label: str) -> Tenant:
     agent = await api.actor(human.token, "AGENT", f"{label}-agent")
     team = await api.run(human.token, 'mutation { createTeam(name: "core", function: "backend") { id } }')
     team_id = team["createTeam"]["id"]
-    await api.run(
-        human.token,
-        "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }",
-        t=team_id,
-        a=agent.id,
-    )
+    await api.run(human.token, ADD_TEAM_MEMBER, t=team_id, a=agent.id)
     project_id = await api.project(human.token, f"{label}-project", team_id)
     await api.add_member(human.token, project_id, agent.id)
     started = await api.run(
@@ -204,8 +183,19 @@ async def admin_counts(admin_engine: AsyncEngine, workspace_id: str) -> dict[str
     return counts
 
 
-def code(error: dict[str, Any]) -> str:
-    return error["extensions"]["code"]
+async def both_counts(admin_engine: AsyncEngine, a: Tenant, b: Tenant) -> tuple[dict[str, int], ...]:
+    """``admin_counts`` of B and of A: a refusal must leave both as they were."""
+    return await admin_counts(admin_engine, b.workspace_id), await admin_counts(admin_engine, a.workspace_id)
+
+
+async def counts_in(connection: AsyncConnection, names: Iterable[str]) -> dict[str, int]:
+    """Rows per table that this connection, in its role and context, can count."""
+    return {
+        name: (
+            await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
+        ).scalar_one()
+        for name in names
+    }
 
 
 # --- Through the API -------------------------------------------------------------------------
@@ -250,10 +240,8 @@ async def test_r1_items_of_another_workspace_project_is_not_found(
             {"p": b.project_id},
         )
         assert body["data"] is None, "no page (and no totalCount) for another workspace's project"
-        assert [code(error) for error in body["errors"]] == ["NOT_FOUND"]
-    own = await api.run(
-        b.human.token, "query($p: ID!) { items(projectId: $p) { totalCount } }", p=b.project_id
-    )
+        assert [error["extensions"]["code"] for error in body["errors"]] == ["NOT_FOUND"]
+    own = await api.run(b.human.token, COUNT_ITEMS, p=b.project_id)
     assert own["items"]["totalCount"] == 3
 
 
@@ -291,50 +279,40 @@ async def test_r1_cannot_assert_into_another_workspace(
     api: Api, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
 ) -> None:
     a, b = tenants
-    before = (
-        await admin_counts(admin_engine, b.workspace_id),
-        await admin_counts(admin_engine, a.workspace_id),
-    )
-    mutation = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
+    before = await both_counts(admin_engine, a, b)
     into_b = {"kind": "FACT", "projectId": b.project_id, "statement": "planted", "scope": "WORKSPACE"}
     for who in (a.human, a.agent):
-        assert code(await api.fail(who.token, mutation, i=into_b)) == "NOT_FOUND"
+        assert_code(await api.fail(who.token, ASSERT_ITEM, i=into_b), "NOT_FOUND")
     # Pointing at B's rows from A's own project: B's session, B's item, B's actor.
     own = {"kind": "FACT", "projectId": a.project_id, "statement": "planted"}
-    refused = [
+    pointing = [
         ({**own, "sessionId": b.session_id}, "NOT_FOUND"),
         ({**own, "contradicts": [b.human_item]}, "NOT_FOUND"),
         ({**own, "scope": "GRANTS", "grantActorIds": [b.human.id]}, "BAD_USER_INPUT"),
     ]
-    for fields, expected in refused:
-        assert code(await api.fail(a.agent.token, mutation, i=fields)) == expected
-    after = await admin_counts(admin_engine, b.workspace_id), await admin_counts(admin_engine, a.workspace_id)
-    assert after == before, "a refused assertion wrote something"
+    for fields, expected in pointing:
+        assert_code(await api.fail(a.agent.token, ASSERT_ITEM, i=fields), expected)
+    assert await both_counts(admin_engine, a, b) == before, "a refused assertion wrote something"
 
 
 async def test_r1_cannot_change_membership_across_workspaces(
     api: Api, admin_engine: AsyncEngine, tenants: tuple[Tenant, Tenant]
 ) -> None:
     a, b = tenants
-    before = (
-        await admin_counts(admin_engine, b.workspace_id),
-        await admin_counts(admin_engine, a.workspace_id),
-    )
-    add_project = "mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }"
-    add_team = "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }"
+    before = await both_counts(admin_engine, a, b)
     attempts = [
-        (add_project, {"p": a.project_id, "a": b.agent.id}),  # B's actor into A's project
-        (add_project, {"p": b.project_id, "a": a.agent.id}),  # A's actor into B's project
-        (add_team, {"t": a.team_id, "a": b.agent.id}),
-        (add_team, {"t": b.team_id, "a": a.agent.id}),
+        (ADD_PROJECT_MEMBER, {"p": a.project_id, "a": b.agent.id}),  # B's actor into A's project
+        (ADD_PROJECT_MEMBER, {"p": b.project_id, "a": a.agent.id}),  # A's actor into B's project
+        (ADD_TEAM_MEMBER, {"t": a.team_id, "a": b.agent.id}),
+        (ADD_TEAM_MEMBER, {"t": b.team_id, "a": a.agent.id}),
         ('mutation($t: ID) { createProject(name: "x", teamId: $t) { id } }', {"t": b.team_id}),
         ("mutation($p: ID!) { startSession(input: {projectId: $p}) { id } }", {"p": b.project_id}),
         ("mutation($s: ID!) { endSession(id: $s) { id } }", {"s": b.session_id}),
     ]
     for query, variables in attempts:
-        assert code(await api.fail(a.human.token, query, **variables)) == "NOT_FOUND", query
-    after = await admin_counts(admin_engine, b.workspace_id), await admin_counts(admin_engine, a.workspace_id)
-    assert after == before
+        error = await api.fail(a.human.token, query, **variables)
+        assert error["extensions"]["code"] == "NOT_FOUND", (query, error)
+    assert await both_counts(admin_engine, a, b) == before
 
 
 async def test_r1_cannot_change_an_item_of_another_workspace(
@@ -350,16 +328,16 @@ async def test_r1_cannot_change_an_item_of_another_workspace(
         before = (await connection.execute(item_columns)).all()
     events_before = (await admin_counts(admin_engine, b.workspace_id))["item_events"]
     mutations = [
-        (a.human, "mutation($i: ID!) { confirmItem(id: $i) { id } }"),
-        (a.human, "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }"),
-        (a.human, 'mutation($i: ID!) { retireItem(id: $i, reason: "gone") { id } }'),
-        (a.agent, "mutation($i: ID!) { verifyItem(id: $i) { id } }"),
-        (a.agent, "mutation($i: ID!) { suggestLoadBearing(id: $i) { id } }"),
+        (a.human, CONFIRM_ITEM, {}),
+        (a.human, MAKE_LOAD_BEARING, {}),
+        (a.human, RETIRE_ITEM, {"r": "gone"}),
+        (a.agent, VERIFY_ITEM, {}),
+        (a.agent, SUGGEST_LOAD_BEARING, {}),
     ]
-    for who, query in mutations:
+    for who, query, variables in mutations:
         for target in (b.agent_item, b.human_item):
-            error = await api.fail(who.token, query, i=target)
-            assert code(error) == "NOT_FOUND", (query, error)
+            error = await api.fail(who.token, query, i=target, **variables)
+            assert error["extensions"]["code"] == "NOT_FOUND", (query, error)
     async with admin_engine.connect() as connection:
         assert (await connection.execute(item_columns)).all() == before
     assert (await admin_counts(admin_engine, b.workspace_id))["item_events"] == events_before
@@ -386,14 +364,9 @@ async def test_r1_raw_reads_as_app_role_never_count_another_workspace(
     in_b = await admin_counts(admin_engine, b.workspace_id)
     assert all(in_b[name] > 0 for name in TENANT_TABLES), in_b
 
-    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+    async with as_caller(engine, a.workspace_id, a.human.id) as connection:
         assert (await connection.execute(text("SELECT current_user"))).scalar_one() == "mneia_app"
-        counted = {
-            name: (
-                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
-            ).scalar_one()
-            for name in TENANT_TABLES
-        }
+        counted = await counts_in(connection, TENANT_TABLES)
         probing_b = {
             name: (
                 await connection.execute(
@@ -420,7 +393,7 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
     """A row of table ``name`` that claims workspace B, written with A's context."""
     ws, me = uuid.UUID(b.workspace_id), uuid.UUID(a.human.id)
     new = uuid.uuid4()
-    rows: dict[str, dict[str, Any]] = {
+    planted: dict[str, dict[str, Any]] = {
         "workspaces": {"id": new, "name": "planted"},
         "identities": {"id": new, "display_name": "planted"},
         "actors": {"kind": "AGENT", "name": "planted", "created_by": me},
@@ -467,7 +440,7 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "raised_by": me,
         },
     }
-    row = rows[name]
+    row = planted[name]
     columns = tables.metadata.tables[name].c
     if "id" in columns and "id" not in row:
         row = {"id": new, **row}
@@ -482,11 +455,9 @@ async def test_r1_raw_insert_into_another_workspace_is_refused(
 ) -> None:
     a, b = tenants
     before = await admin_counts(admin_engine, b.workspace_id)
-    with pytest.raises(DBAPIError) as refused:
-        async with rls_context(engine, a.workspace_id, a.human.id) as connection:
-            await connection.execute(insert(tables.metadata.tables[name]).values(**_foreign_row(name, a, b)))
-    error = refused.value.orig
-    assert getattr(error, "sqlstate", None) == RLS_REFUSED, error
+    async with as_caller(engine, a.workspace_id, a.human.id) as connection:
+        planting = insert(tables.metadata.tables[name]).values(**_foreign_row(name, a, b))
+        error = (await refused(connection, planting)).orig
     # Where the role may insert at all, it is the row-level policy that says no; the rest
     # (workspaces and identities are minted by an administrator, events by a trigger) it may not.
     if name in ("workspaces", "identities", "item_events"):
@@ -515,7 +486,7 @@ async def test_r1_raw_update_of_another_workspace_touches_nothing(
     def change(workspace_id: str) -> Any:
         return update(table).where(table.c.workspace_id == uuid.UUID(workspace_id)).values(**UPDATABLE[name])
 
-    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+    async with as_caller(engine, a.workspace_id, a.human.id) as connection:
         assert (await connection.execute(change(b.workspace_id))).rowcount == 0
         # Unfiltered, the statement still reaches only A's rows.
         everywhere = await connection.execute(update(table).values(**UPDATABLE[name]))
@@ -524,7 +495,7 @@ async def test_r1_raw_update_of_another_workspace_touches_nothing(
         )
         assert everywhere.rowcount == own.scalar_one()
     # Control: the same statement does reach A's own rows, so the zero above means something.
-    async with rls_context(engine, a.workspace_id, a.human.id) as connection:
+    async with as_caller(engine, a.workspace_id, a.human.id) as connection:
         assert (await connection.execute(change(a.workspace_id))).rowcount > 0
 
 
@@ -533,20 +504,10 @@ async def test_r1_without_context_every_table_reads_empty(
 ) -> None:
     del tenants  # only makes sure every table holds rows
     async with admin_engine.connect() as connection:
-        stored = {
-            name: (
-                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
-            ).scalar_one()
-            for name in TENANT_TABLES
-        }
+        stored = await counts_in(connection, TENANT_TABLES)
     assert all(count > 0 for count in stored.values()), stored
-    async with rls_context(engine, None, None) as connection:
-        seen = {
-            name: (
-                await connection.execute(select(func.count()).select_from(tables.metadata.tables[name]))
-            ).scalar_one()
-            for name in TENANT_TABLES
-        }
+    async with as_nobody(engine) as connection:
+        seen = await counts_in(connection, TENANT_TABLES)
     assert seen == dict.fromkeys(TENANT_TABLES, 0)
 
 
@@ -587,56 +548,41 @@ async def test_r1_context_is_transaction_local_on_a_pooled_connection(
 
 
 async def test_r1_server_role_is_neither_superuser_nor_bypassrls(admin_engine: AsyncEngine) -> None:
-    async with admin_engine.connect() as connection:
-        row = (
-            await connection.execute(
-                text(
-                    "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb,"
-                    " pg_has_role('mneia_app', 'mneia_owner', 'MEMBER') AS owner_member"
-                    " FROM pg_roles WHERE rolname = 'mneia_app'"
-                )
-            )
-        ).one()
-        # No role it can become is a superuser or bypasses RLS either.
-        mighty = (
-            await connection.execute(
-                text(
-                    "SELECT count(*) FROM pg_roles r WHERE pg_has_role('mneia_app', r.oid, 'MEMBER')"
-                    " AND (r.rolsuper OR r.rolbypassrls)"
-                )
-            )
-        ).scalar_one()
-    assert not row.rolsuper and not row.rolbypassrls
-    assert not row.rolcreaterole and not row.rolcreatedb
-    assert not row.owner_member, "mneia_app could SET ROLE mneia_owner and disable RLS"
-    assert mighty == 0
+    (role,) = await rows(
+        admin_engine,
+        "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb,"
+        " pg_has_role('mneia_app', 'mneia_owner', 'MEMBER') AS owner_member"
+        " FROM pg_roles WHERE rolname = 'mneia_app'",
+    )
+    # No role it can become is a superuser or bypasses RLS either.
+    (mighty,) = await rows(
+        admin_engine,
+        "SELECT count(*) AS roles FROM pg_roles r WHERE pg_has_role('mneia_app', r.oid, 'MEMBER')"
+        " AND (r.rolsuper OR r.rolbypassrls)",
+    )
+    assert not role["rolsuper"] and not role["rolbypassrls"]
+    assert not role["rolcreaterole"] and not role["rolcreatedb"]
+    assert not role["owner_member"], "mneia_app could SET ROLE mneia_owner and disable RLS"
+    assert mighty["roles"] == 0
 
 
 async def test_r1_server_role_owns_nothing_and_owner_owns_every_table(admin_engine: AsyncEngine) -> None:
-    async with admin_engine.connect() as connection:
-        owned = (
-            await connection.execute(
-                text(
-                    "SELECT (SELECT count(*) FROM pg_class WHERE relowner = r.oid)"
-                    " + (SELECT count(*) FROM pg_proc WHERE proowner = r.oid)"
-                    " + (SELECT count(*) FROM pg_namespace WHERE nspowner = r.oid)"
-                    " FROM pg_roles r WHERE r.rolname = 'mneia_app'"
-                )
-            )
-        ).scalar_one()
-        owners: dict[str, str] = dict(
-            (
-                await connection.execute(
-                    text(
-                        "SELECT table_name, pg_get_userbyid(c.relowner) FROM information_schema.tables t"
-                        " JOIN pg_class c ON c.oid = (quote_ident(t.table_schema) || '.'"
-                        " || quote_ident(t.table_name))::regclass"
-                        " WHERE t.table_schema = 'public' AND t.table_name <> 'alembic_version'"
-                    )
-                )
-            ).all()
-        )
-    assert owned == 0
+    (owned,) = await rows(
+        admin_engine,
+        "SELECT (SELECT count(*) FROM pg_class WHERE relowner = r.oid)"
+        " + (SELECT count(*) FROM pg_proc WHERE proowner = r.oid)"
+        " + (SELECT count(*) FROM pg_namespace WHERE nspowner = r.oid) AS objects"
+        " FROM pg_roles r WHERE r.rolname = 'mneia_app'",
+    )
+    tables_owned = await rows(
+        admin_engine,
+        "SELECT table_name, pg_get_userbyid(c.relowner) AS owner FROM information_schema.tables t"
+        " JOIN pg_class c ON c.oid = (quote_ident(t.table_schema) || '.'"
+        " || quote_ident(t.table_name))::regclass"
+        " WHERE t.table_schema = 'public' AND t.table_name <> 'alembic_version'",
+    )
+    owners = {row["table_name"]: row["owner"] for row in tables_owned}
+    assert owned["objects"] == 0
     assert set(owners) == set(TENANT_TABLES)
     assert set(owners.values()) == {"mneia_owner"}
 
@@ -644,35 +590,29 @@ async def test_r1_server_role_owns_nothing_and_owner_owns_every_table(admin_engi
 async def test_r1_every_table_has_row_level_security_enabled_and_forced(
     admin_engine: AsyncEngine,
 ) -> None:
-    async with admin_engine.connect() as connection:
-        rows = (
-            await connection.execute(
-                text(
-                    "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,"
-                    " (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies"
-                    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                    " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
-                    " AND c.relname <> 'alembic_version'"
-                )
-            )
-        ).all()
-    assert {row.relname for row in rows} >= set(TENANT_TABLES)
-    unguarded = [row.relname for row in rows if not (row.relrowsecurity and row.relforcerowsecurity)]
+    found = await rows(
+        admin_engine,
+        "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,"
+        " (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+        " AND c.relname <> 'alembic_version'",
+    )
+    assert {row["relname"] for row in found} >= set(TENANT_TABLES)
+    unguarded = [
+        row["relname"] for row in found if not (row["relrowsecurity"] and row["relforcerowsecurity"])
+    ]
     assert unguarded == []
-    assert all(row.policies > 0 for row in rows)
+    assert all(row["policies"] > 0 for row in found)
 
 
 async def test_r1_server_role_cannot_delete_or_truncate(admin_engine: AsyncEngine) -> None:
-    async with admin_engine.connect() as connection:
-        rows = (
-            await connection.execute(
-                text(
-                    "SELECT c.relname, has_table_privilege('mneia_app', c.oid, 'DELETE') AS can_delete,"
-                    " has_table_privilege('mneia_app', c.oid, 'TRUNCATE') AS can_truncate"
-                    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                    " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
-                )
-            )
-        ).all()
-    assert {row.relname for row in rows} >= set(APPEND_ONLY)
-    assert [row.relname for row in rows if row.can_delete or row.can_truncate] == []
+    found = await rows(
+        admin_engine,
+        "SELECT c.relname, has_table_privilege('mneia_app', c.oid, 'DELETE') AS can_delete,"
+        " has_table_privilege('mneia_app', c.oid, 'TRUNCATE') AS can_truncate"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')",
+    )
+    assert {row["relname"] for row in found} >= set(APPEND_ONLY)
+    assert [row["relname"] for row in found if row["can_delete"] or row["can_truncate"]] == []

@@ -13,35 +13,30 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.graphql import Api, World
+from tests.graphql import Api, Who, World
 from tests.support import (
     DECIDE,
-    INSUFFICIENT_PRIVILEGE,
     SUPERSEDE,
-    as_caller,
     assert_code,
     assert_human_required,
     changed_tables,
     database_state,
+    denied_on_a_visible_row,
     events_of,
+    item_row,
     peak_connections,
+    refused_as_bad_input,
     rows,
-    sqlstate,
+    successors_of,
     supersession,
 )
 
 STEP = 0.05  # seconds, so that a decision's now() is later than the proposal's
 
-SUGGEST = (
-    "mutation($i: ID!, $r: String) { suggestLoadBearing(id: $i, reason: $r) { id kind status } }"
-)
-SET_LOAD_BEARING = (
-    "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id loadBearing } }"
-)
+SUGGEST = "mutation($i: ID!, $r: String) { suggestLoadBearing(id: $i, reason: $r) { id kind status } }"
+SET_LOAD_BEARING = "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id loadBearing } }"
 LIST = """query($p: ID!, $s: ProposalStatus) { proposals(projectId: $p, status: $s) {
   id kind status proposedBy { id } target { id } } }"""
 
@@ -50,9 +45,7 @@ async def propose_replacement(
     api: Api, world: World, statement: str = "Use local time", **fields: Any
 ) -> tuple[str, dict[str, Any]]:
     """A human-confirmed item and an agent's pending SUPERSESSION proposal for it."""
-    target = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="Use UTC"
-    )
+    target = await api.assert_item(world.human.token, projectId=world.project_id, statement="Use UTC")
     data = await api.run(
         world.agent.token,
         SUPERSEDE,
@@ -62,25 +55,20 @@ async def propose_replacement(
     return target["id"], data["supersedeItem"]["proposal"]
 
 
-async def decide(
-    api: Api, token: str, proposal_id: str, accept: bool, note: str | None = None
-) -> Any:
+async def decide(api: Api, token: str, proposal_id: str, accept: bool, note: str | None = None) -> Any:
     await asyncio.sleep(STEP)
     return (await api.run(token, DECIDE, i=proposal_id, a=accept, n=note))["decideProposal"]
 
 
+async def reject(api: Api, world: World, proposal_id: str, note: str) -> Any:
+    """The human rejects the proposal: REJECTED, with that note and no result."""
+    decided = await decide(api, world.human.token, proposal_id, False, note)
+    assert (decided["status"], decided["decisionNote"], decided["result"]) == ("REJECTED", note, None)
+    return decided
+
+
 def moment(value: str) -> datetime:
     return datetime.fromisoformat(value)
-
-
-async def item_row(api: Api, item_id: str) -> dict[str, Any]:
-    found = await rows(
-        api.admin_engine,
-        "SELECT status, load_bearing, load_bearing_suggested, load_bearing_set_by::text AS set_by,"
-        " confirmed_by::text AS confirmed_by FROM items WHERE id = :item",
-        item=item_id,
-    )
-    return found[0]
 
 
 async def proposal_row(api: Api, proposal_id: str) -> dict[str, Any]:
@@ -102,9 +90,7 @@ async def read(api: Api, token: str, item_id: str) -> dict[str, Any]:
 # --- SUPERSESSION proposals (R7) -----------------------------------------------------------------
 
 
-async def test_r7_accepting_a_supersession_writes_the_agents_replacement(
-    api: Api, world: World
-) -> None:
+async def test_r7_accepting_a_supersession_writes_the_agents_replacement(api: Api, world: World) -> None:
     target_id, proposal = await propose_replacement(api, world)
 
     decided = await decide(api, world.human.token, proposal["id"], True, "fine by me")
@@ -143,13 +129,8 @@ async def test_r7_rejecting_a_supersession_writes_only_the_decision(api: Api, wo
     target_id, proposal = await propose_replacement(api, world)
     before = await database_state(api.admin_engine)
 
-    decided = await decide(api, world.human.token, proposal["id"], False, "UTC is the rule")
+    decided = await reject(api, world, proposal["id"], "UTC is the rule")
 
-    assert (decided["status"], decided["decisionNote"], decided["result"]) == (
-        "REJECTED",
-        "UTC is the rule",
-        None,
-    )
     assert decided["decidedBy"] == {"id": world.human.id}
     assert await proposal_row(api, proposal["id"]) == {
         "status": "REJECTED",
@@ -161,17 +142,12 @@ async def test_r7_rejecting_a_supersession_writes_only_the_decision(api: Api, wo
     assert changed_tables(before, after) == {"proposals"}
     assert after["proposals"][0] == before["proposals"][0]
     assert (await read(api, world.human.token, target_id))["status"] == "ACTIVE"
-    assert (
-        await rows(api.admin_engine, "SELECT id FROM items WHERE supersedes_id = :t", t=target_id)
-        == []
-    )
+    assert await successors_of(api.admin_engine, target_id) == []
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["accepted", "rejected"])
 @pytest.mark.parametrize("second", [True, False], ids=["then-accept", "then-reject"])
-async def test_r7_deciding_twice_is_a_conflict(
-    api: Api, world: World, first: bool, second: bool
-) -> None:
+async def test_r7_deciding_twice_is_a_conflict(api: Api, world: World, first: bool, second: bool) -> None:
     _, proposal = await propose_replacement(api, world)
     await decide(api, world.human.token, proposal["id"], first)
     before = await database_state(api.admin_engine)
@@ -183,9 +159,7 @@ async def test_r7_deciding_twice_is_a_conflict(
     assert await database_state(api.admin_engine) == before
 
 
-async def test_r7_accepting_after_a_human_replaced_the_target_is_a_conflict(
-    api: Api, world: World
-) -> None:
+async def test_r7_accepting_after_a_human_replaced_the_target_is_a_conflict(api: Api, world: World) -> None:
     target_id, proposal = await propose_replacement(api, world)
     direct = await api.run(
         world.human.token,
@@ -220,31 +194,21 @@ async def test_r7_concurrent_decisions_write_one_replacement(
 
     with peak_connections(engine) as live:
         bodies = await asyncio.gather(
-            *(
-                api.post(token, DECIDE, {"i": proposal["id"], "a": True, "n": None})
-                for token in tokens
-            )
+            *(api.post(token, DECIDE, {"i": proposal["id"], "a": True, "n": None}) for token in tokens)
         )
     assert live[1] > 1, "the decisions did not overlap"
 
     won = [body["data"]["decideProposal"] for body in bodies if not body.get("errors")]
     assert len(won) == 1, bodies
-    assert {body["errors"][0]["extensions"]["code"] for body in bodies if body.get("errors")} == {
-        "CONFLICT"
-    }
-    successors = await rows(
-        api.admin_engine, "SELECT id::text AS id FROM items WHERE supersedes_id = :t", t=target_id
-    )
-    assert successors == [{"id": won[0]["result"]["id"]}]
+    assert {body["errors"][0]["extensions"]["code"] for body in bodies if body.get("errors")} == {"CONFLICT"}
+    assert await successors_of(api.admin_engine, target_id) == [{"id": won[0]["result"]["id"]}]
 
 
 # --- LOAD_BEARING proposals (R5) -----------------------------------------------------------------
 
 
 async def suggested(api: Api, world: World) -> tuple[str, dict[str, Any]]:
-    item = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="PCI scope"
-    )
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="PCI scope")
     proposal = await api.run(world.agent.token, SUGGEST, i=item["id"], r="audits depend on it")
     return item["id"], proposal["suggestLoadBearing"]
 
@@ -260,8 +224,8 @@ async def test_r5_accepting_a_load_bearing_suggestion_settles_it(api: Api, world
     assert decided["decidedBy"] == {"id": world.human.id}
     found = await read(api, world.agent.token, item_id)
     assert (found["loadBearing"], found["loadBearingSuggested"]) == (True, False)
-    row = await item_row(api, item_id)
-    assert (row["load_bearing"], row["set_by"]) == (True, world.human.id)
+    row = await item_row(api.admin_engine, item_id)
+    assert (row["load_bearing"], row["load_bearing_set_by"]) == (True, world.human.id)
     events = await events_of(api.admin_engine, item_id)
     assert [(e["event"], e["actor"]) for e in events][-1] == ("LOAD_BEARING_SET", world.human.id)
 
@@ -270,24 +234,17 @@ async def test_r5_rejecting_a_load_bearing_suggestion_clears_it(api: Api, world:
     item_id, proposal = await suggested(api, world)
     before = await database_state(api.admin_engine)
 
-    decided = await decide(api, world.human.token, proposal["id"], False, "not yet")
+    await reject(api, world, proposal["id"], "not yet")
 
-    assert (decided["status"], decided["decisionNote"], decided["result"]) == (
-        "REJECTED",
-        "not yet",
-        None,
-    )
     found = await read(api, world.agent.token, item_id)
     assert (found["loadBearing"], found["loadBearingSuggested"]) == (False, False)
-    assert (await item_row(api, item_id))["set_by"] is None
+    assert (await item_row(api.admin_engine, item_id))["load_bearing_set_by"] is None
     assert changed_tables(before, await database_state(api.admin_engine)) == {"proposals", "items"}
 
 
 @pytest.mark.parametrize("kind", ["SUPERSESSION", "LOAD_BEARING"])
 @pytest.mark.parametrize("accept", [True, False], ids=["accept", "reject"])
-async def test_r5_agent_cannot_decide_a_proposal(
-    api: Api, world: World, kind: str, accept: bool
-) -> None:
+async def test_r5_agent_cannot_decide_a_proposal(api: Api, world: World, kind: str, accept: bool) -> None:
     if kind == "SUPERSESSION":
         _, proposal = await propose_replacement(api, world)
     else:
@@ -304,46 +261,36 @@ async def test_r5_agent_cannot_decide_a_proposal(
 # --- replacing a load-bearing item (R5 with R7) --------------------------------------------------
 
 
-async def test_r5_human_replacement_of_a_load_bearing_item_stays_load_bearing(
-    api: Api, world: World
-) -> None:
-    old = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="PCI: no card data"
-    )
+async def supersede_load_bearing(
+    api: Api, world: World, asserter: Who, replacer: Who, statements: tuple[str, str], reason: str
+) -> Any:
+    """``asserter``'s item, made load-bearing by the human, then ``replacer``'s ``supersedeItem`` answer."""
+    old = await api.assert_item(asserter.token, projectId=world.project_id, statement=statements[0])
     await api.run(world.human.token, SET_LOAD_BEARING, i=old["id"])
+    replacing = supersession(world.project_id, old["id"], statements[1], reason)
+    return (await api.run(replacer.token, SUPERSEDE, **replacing))["supersedeItem"]
 
-    data = await api.run(
-        world.human.token,
-        SUPERSEDE,
-        **supersession(world.project_id, old["id"], "PCI: tokenised card data only", "new vault"),
-    )
 
-    replacement = data["supersedeItem"]["replacement"]
+async def test_r5_human_replacement_of_a_load_bearing_item_stays_load_bearing(api: Api, world: World) -> None:
+    statements = ("PCI: no card data", "PCI: tokenised card data only")
+    result = await supersede_load_bearing(api, world, world.human, world.human, statements, "new vault")
+
+    replacement = result["replacement"]
     assert (replacement["loadBearing"], replacement["loadBearingSuggested"]) == (True, False)
-    assert (await item_row(api, replacement["id"]))["set_by"] == world.human.id
+    assert (await item_row(api.admin_engine, replacement["id"]))["load_bearing_set_by"] == world.human.id
     pending = await api.run(world.human.token, LIST, p=world.project_id, s="PENDING")
     assert pending["proposals"] == []
 
 
-async def test_r5_agent_replacement_of_a_load_bearing_item_is_only_suggested(
-    api: Api, world: World
-) -> None:
-    old = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="Rate limit 100/s"
-    )
-    await api.run(world.human.token, SET_LOAD_BEARING, i=old["id"])
+async def test_r5_agent_replacement_of_a_load_bearing_item_is_only_suggested(api: Api, world: World) -> None:
+    statements = ("Rate limit 100/s", "Rate limit 200/s")
+    result = await supersede_load_bearing(api, world, world.agent, world.agent, statements, "new hardware")
 
-    data = await api.run(
-        world.agent.token,
-        SUPERSEDE,
-        **supersession(world.project_id, old["id"], "Rate limit 200/s", "new hardware"),
-    )
-
-    assert data["supersedeItem"]["__typename"] == "Superseded"
-    replacement = data["supersedeItem"]["replacement"]
+    assert result["__typename"] == "Superseded"
+    replacement = result["replacement"]
     assert (replacement["loadBearing"], replacement["loadBearingSuggested"]) == (False, True)
-    row = await item_row(api, replacement["id"])
-    assert (row["load_bearing"], row["set_by"]) == (False, None)
+    row = await item_row(api.admin_engine, replacement["id"])
+    assert (row["load_bearing"], row["load_bearing_set_by"]) == (False, None)
     pending = (await api.run(world.human.token, LIST, p=world.project_id, s="PENDING"))["proposals"]
     assert [(p["kind"], p["target"]["id"], p["proposedBy"]["id"]) for p in pending] == [
         ("LOAD_BEARING", replacement["id"], world.agent.id)
@@ -359,24 +306,16 @@ async def test_r5_accepted_supersession_of_a_load_bearing_item_is_load_bearing(
     api: Api, world: World
 ) -> None:
     """The human who accepts the agent's replacement settles the guarantee for it too."""
-    target = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="Keep 7 years"
-    )
-    await api.run(world.human.token, SET_LOAD_BEARING, i=target["id"])
-    data = await api.run(
-        world.agent.token,
-        SUPERSEDE,
-        **supersession(world.project_id, target["id"], "Keep 10 years", "new regulation"),
-    )
-    proposal = data["supersedeItem"]["proposal"]
+    statements = ("Keep 7 years", "Keep 10 years")
+    result = await supersede_load_bearing(api, world, world.human, world.agent, statements, "new regulation")
+    proposal = result["proposal"]
 
     decided = await decide(api, world.human.token, proposal["id"], True)
 
-    assert (decided["result"]["loadBearing"], decided["result"]["loadBearingSuggested"]) == (
-        True,
-        False,
-    )
-    assert (await item_row(api, decided["result"]["id"]))["set_by"] == world.human.id
+    replacement = decided["result"]
+    assert (replacement["loadBearing"], replacement["loadBearingSuggested"]) == (True, False)
+    row = await item_row(api.admin_engine, replacement["id"])
+    assert row["load_bearing_set_by"] == world.human.id
 
 
 # --- listing -------------------------------------------------------------------------------------
@@ -416,11 +355,11 @@ async def test_r5_proposals_list_newest_first_and_filter_by_status(api: Api, wor
 @pytest.mark.parametrize(
     "statement",
     [
-        "DELETE FROM proposals WHERE id = :p",
-        "UPDATE proposals SET replacement = '{}'::jsonb WHERE id = :p",
-        "UPDATE proposals SET proposed_by = decided_by WHERE id = :p",
-        "UPDATE proposals SET target_id = result_id WHERE id = :p",
-        "UPDATE proposals SET proposed_at = now() - interval '1 day' WHERE id = :p",
+        "DELETE FROM proposals WHERE id = :id",
+        "UPDATE proposals SET replacement = '{}'::jsonb WHERE id = :id",
+        "UPDATE proposals SET proposed_by = decided_by WHERE id = :id",
+        "UPDATE proposals SET target_id = result_id WHERE id = :id",
+        "UPDATE proposals SET proposed_at = now() - interval '1 day' WHERE id = :id",
     ],
     ids=["delete", "replacement", "proposed-by", "target", "proposed-at"],
 )
@@ -429,44 +368,23 @@ async def test_r6_server_role_cannot_erase_or_rewrite_a_proposal(
 ) -> None:
     _, proposal = await propose_replacement(api, world)
     await decide(api, world.human.token, proposal["id"], True)
-    before = await database_state(api.admin_engine)
-    async with as_caller(engine, world.workspace_id, world.human.id) as connection:
-        # Control: the caller sees the row, so a refusal is the missing privilege, not a policy.
-        seen = await connection.execute(
-            text("SELECT count(*) FROM proposals WHERE id = :p"), {"p": proposal["id"]}
-        )
-        assert seen.scalar_one() == 1
-        with pytest.raises(DBAPIError) as caught:
-            await connection.execute(text(statement), {"p": proposal["id"]})
-    assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
-    assert "permission denied" in str(caught.value.orig)
-    assert await database_state(api.admin_engine) == before
+    await denied_on_a_visible_row(
+        engine, api.admin_engine, world.workspace_id, world.human.id, "proposals", proposal["id"], statement
+    )
 
 
 @pytest.mark.parametrize("scope", ["PRIVATE", "GRANTS"])
-async def test_r7_a_replacement_no_human_could_accept_is_refused(
-    api: Api, world: World, scope: str
-) -> None:
+async def test_r7_a_replacement_no_human_could_accept_is_refused(api: Api, world: World, scope: str) -> None:
     """A proposal a human is asked to decide must be one the human can accept and then read.
 
     Otherwise an agent could park a replacement (PRIVATE to itself, or GRANTS that
     leave the human out) that no human can ever accept: the insert's RETURNING row
     is invisible to the deciding human and the database refuses it.
     """
-    target = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="Use UTC"
-    )
+    target = await api.assert_item(world.human.token, projectId=world.project_id, statement="Use UTC")
     grants = {"grantActorIds": [world.agent.id]} if scope == "GRANTS" else {}
-    before = await database_state(api.admin_engine)
-    body = await api.post(
-        world.agent.token,
-        SUPERSEDE,
-        supersession(
-            world.project_id, target["id"], "Use local time", "users asked", scope=scope, **grants
-        ),
+    proposing = supersession(
+        world.project_id, target["id"], "Use local time", "users asked", scope=scope, **grants
     )
     # A narrower replacement is refused up front, with nothing written.
-    assert body.get("errors"), body
-    assert_code(body["errors"][0], "BAD_USER_INPUT")
-    assert "input.replacement.scope" in body["errors"][0]["message"]
-    assert await database_state(api.admin_engine) == before
+    await refused_as_bad_input(api, world.agent.token, SUPERSEDE, "input.replacement.scope", **proposing)

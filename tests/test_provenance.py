@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
 
-from mneia.storage.tables import items
 from tests.graphql import Api, World
+from tests.support import ASSERT_ITEM, database_state, refused_as_bad_input
 
 PARTS = ("client.tool", "client.version", "externalId", "deepLink")
 FULL = {
@@ -158,21 +157,14 @@ async def test_r13_human_item_outside_a_session_is_complete(api: Api, world: Wor
 # --- a session can only carry its own actor's assertions in its own project ----------------------
 
 
-async def item_count(api: Api) -> int:
-    async with api.admin_engine.connect() as connection:
-        return (await connection.execute(select(func.count()).select_from(items))).scalar_one()
-
-
 async def assert_refused_session(api: Api, world: World, session_id: str) -> None:
-    before = await item_count(api)
-    error = await api.fail(
+    await refused_as_bad_input(
+        api,
         world.agent.token,
-        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }",
+        ASSERT_ITEM,
+        "input.sessionId",
         i={"projectId": world.project_id, "kind": "FACT", "statement": "Borrowed", "sessionId": session_id},
     )
-    assert error["extensions"]["code"] == "BAD_USER_INPUT", error
-    assert "input.sessionId" in error["message"], error
-    assert await item_count(api) == before
 
 
 async def test_r13_assertion_in_another_actors_session_is_refused(api: Api, world: World) -> None:
@@ -200,9 +192,9 @@ async def test_r13_assertion_in_an_ended_session_is_refused(api: Api, world: Wor
 async def test_r13_assertion_in_own_open_session_is_accepted(api: Api, world: World) -> None:
     """The control for the three refusals above."""
     session = await start(api, world.agent.token, session_input(world, FULL))
-    before = await item_count(api)
+    before = await database_state(api.admin_engine)
     item = await api.assert_item(
         world.agent.token, projectId=world.project_id, statement="Mine", sessionId=session["id"]
     )
     assert (await provenance(api, world.agent.token, item["id"]))["session"]["id"] == session["id"]
-    assert await item_count(api) == before + 1
+    assert (await database_state(api.admin_engine))["items"][0] == before["items"][0] + 1

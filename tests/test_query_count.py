@@ -8,16 +8,14 @@ from the same mixture of agents, clients, sessions and confirmations.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.graphql import Api
+from tests.support import counted
 
 SMALL, LARGE = 5, 50
 BOUND = 15
@@ -42,21 +40,6 @@ class Mixed:
     project_id: str
     token: str  # the human's: sees every item
     size: int
-
-
-@contextmanager
-def counted(engine: AsyncEngine) -> Iterator[list[str]]:
-    """Collect every statement the engine sends while the block runs."""
-    statements: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mneia.rehydration.render import SEPARATOR, Contested, ItemText, line, tag
 from tests.graphql import Api, World
-from tests.support import SUPERSEDE, supersession
+from tests.support import CONFIRM_ITEM, MAKE_LOAD_BEARING, SUPERSEDE, assert_code, supersession
 
 MARCH_3 = datetime(2026, 3, 3, 9, 30, tzinfo=UTC)
 MARCH_4 = datetime(2026, 3, 4, 17, 0, tzinfo=UTC)
@@ -34,17 +34,22 @@ def text_of(**fields: Any) -> ItemText:
     return ItemText(**{**base, **fields})
 
 
+def alices_own(**fields: Any) -> ItemText:
+    """Alice's own assertion, confirmed by her as she made it."""
+    mine = {
+        "asserted_by": "alice",
+        "asserter_is_human": True,
+        "confirmed_by": "alice",
+        "confirmed_at": MARCH_3,
+    }
+    return text_of(authority="HUMAN_CONFIRMED", **{**mine, **fields})
+
+
 # --- pure rendering ------------------------------------------------------------------------------
 
 
 def test_r4_human_assertion_shows_the_confirmer_and_date() -> None:
-    text = text_of(
-        authority="HUMAN_CONFIRMED",
-        asserted_by="alice",
-        asserter_is_human=True,
-        confirmed_by="alice",
-        confirmed_at=MARCH_3,
-    )
+    text = alices_own()
     assert line(text) == "[human-confirmed · alice · 2026-03-03] DECISION: Use Postgres 15"
 
 
@@ -69,20 +74,12 @@ def test_r4_agent_assertion_shows_client_date_unconfirmed_and_confidence() -> No
 
 def test_r4_agent_assertion_outside_a_session_names_the_actor() -> None:
     assert (
-        tag(text_of(asserted_by="cursor-bot"))
-        == "[agent-asserted · cursor-bot · 2026-03-03 · unconfirmed]"
+        tag(text_of(asserted_by="cursor-bot")) == "[agent-asserted · cursor-bot · 2026-03-03 · unconfirmed]"
     )
 
 
 def test_r4_a_humans_client_is_not_shown_as_the_source() -> None:
-    text = text_of(
-        authority="HUMAN_CONFIRMED",
-        asserted_by="alice",
-        asserter_is_human=True,
-        client="mneia-cli 0.1",
-        confirmed_by="alice",
-        confirmed_at=MARCH_3,
-    )
+    text = alices_own(client="mneia-cli 0.1")
     assert tag(text) == "[human-confirmed · alice · 2026-03-03]"
 
 
@@ -102,9 +99,7 @@ def test_r4_disputed_shows_what_it_contradicts() -> None:
 
 def test_r4_long_contested_statements_are_cut() -> None:
     long = "word " * 40
-    rendered = tag(
-        text_of(authority="DISPUTED", status="DISPUTED", contested=[Contested("c1", long)])
-    )
+    rendered = tag(text_of(authority="DISPUTED", status="DISPUTED", contested=[Contested("c1", long)]))
     quoted = rendered.split('"')[1]
     assert len(quoted) == 60 and quoted.endswith("…")
 
@@ -122,24 +117,18 @@ def test_r4_the_date_is_the_day_of_the_moment_given() -> None:
 
 
 names = st.text(min_size=1, max_size=30).filter(lambda name: "unconfirmed" not in name)
-moments = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-)
+moments = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
 
 
 @st.composite
 def item_texts(draw: st.DrawFn) -> ItemText:
     authority = draw(st.sampled_from(["HUMAN_CONFIRMED", "AGENT_ASSERTED", "DISPUTED"]))
     status = (
-        "DISPUTED"
-        if authority == "DISPUTED"
-        else draw(st.sampled_from(["ACTIVE", "SUPERSEDED", "RETIRED"]))
+        "DISPUTED" if authority == "DISPUTED" else draw(st.sampled_from(["ACTIVE", "SUPERSEDED", "RETIRED"]))
     )
     confirmed = authority == "HUMAN_CONFIRMED" and draw(st.booleans())
     return ItemText(
-        kind=draw(
-            st.sampled_from(["CONSTRAINT", "DECISION", "FACT", "PREFERENCE", "QUESTION", "TASK"])
-        ),
+        kind=draw(st.sampled_from(["CONSTRAINT", "DECISION", "FACT", "PREFERENCE", "QUESTION", "TASK"])),
         statement=draw(st.text(max_size=200)),
         authority=authority,
         status=status,
@@ -188,20 +177,18 @@ async def rendered(api: Api, token: str, item_id: str) -> tuple[str, dict[str, A
     return found["rendered"], found
 
 
-async def in_session(api: Api, world: World) -> str:
-    return (await api.run(world.agent.token, START, p=world.project_id))["startSession"]["id"]
+async def asserted_in_session(api: Api, world: World, statement: str, **fields: Any) -> str:
+    """The id of the agent's assertion in a fresh session of claude-code 1.0.98."""
+    session_id = (await api.run(world.agent.token, START, p=world.project_id))["startSession"]["id"]
+    item = await api.assert_item(
+        world.agent.token, projectId=world.project_id, statement=statement, sessionId=session_id, **fields
+    )
+    return item["id"]
 
 
 async def test_r4_rendered_agent_assertion(api: Api, world: World) -> None:
-    session_id = await in_session(api, world)
-    item = await api.assert_item(
-        world.agent.token,
-        projectId=world.project_id,
-        statement="Invoices are immutable",
-        sessionId=session_id,
-        confidence=0.72,
-    )
-    text, found = await rendered(api, world.human.token, item["id"])
+    item_id = await asserted_in_session(api, world, "Invoices are immutable", confidence=0.72)
+    text, found = await rendered(api, world.human.token, item_id)
     assert text == (
         f"[agent-asserted · claude-code 1.0.98 · {day(found['assertedAt'])} · unconfirmed"
         " · confidence 0.72] FACT: Invoices are immutable"
@@ -222,11 +209,7 @@ async def test_r4_rendered_human_assertion(api: Api, world: World) -> None:
         statement="No deploys on Friday",
         kind="CONSTRAINT",
     )
-    await api.run(
-        world.human.token,
-        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }",
-        i=item["id"],
-    )
+    await api.run(world.human.token, MAKE_LOAD_BEARING, i=item["id"])
     text, found = await rendered(api, world.agent.token, item["id"])
     assert text == (
         f"[human-confirmed · alice · {day(found['confirmation']['at'])} · load-bearing]"
@@ -235,19 +218,11 @@ async def test_r4_rendered_human_assertion(api: Api, world: World) -> None:
 
 
 async def test_r4_rendered_confirmed_agent_assertion(api: Api, world: World) -> None:
-    session_id = await in_session(api, world)
-    item = await api.assert_item(
-        world.agent.token,
-        projectId=world.project_id,
-        statement="Retry 3 times",
-        sessionId=session_id,
-    )
-    before, _ = await rendered(api, world.human.token, item["id"])
+    item_id = await asserted_in_session(api, world, "Retry 3 times")
+    before, _ = await rendered(api, world.human.token, item_id)
     assert before.startswith("[agent-asserted · claude-code 1.0.98 · ")
-    await api.run(
-        world.human.token, "mutation($i: ID!) { confirmItem(id: $i) { id } }", i=item["id"]
-    )
-    text, found = await rendered(api, world.agent.token, item["id"])
+    await api.run(world.human.token, CONFIRM_ITEM, i=item_id)
+    text, found = await rendered(api, world.agent.token, item_id)
     assert text == (
         f"[human-confirmed · alice · {day(found['confirmation']['at'])}"
         " · asserted by claude-code 1.0.98] FACT: Retry 3 times"
@@ -255,18 +230,9 @@ async def test_r4_rendered_confirmed_agent_assertion(api: Api, world: World) -> 
 
 
 async def test_r4_rendered_disputed_assertion(api: Api, world: World) -> None:
-    session_id = await in_session(api, world)
-    contested = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="Port 5432"
-    )
-    item = await api.assert_item(
-        world.agent.token,
-        projectId=world.project_id,
-        statement="Port 6432",
-        sessionId=session_id,
-        contradicts=[contested["id"]],
-    )
-    text, found = await rendered(api, world.human.token, item["id"])
+    contested = await api.assert_item(world.human.token, projectId=world.project_id, statement="Port 5432")
+    item_id = await asserted_in_session(api, world, "Port 6432", contradicts=[contested["id"]])
+    text, found = await rendered(api, world.human.token, item_id)
     assert text == (
         f'[DISPUTED · contradicts "Port 5432" ({contested["id"]}) · asserted by claude-code 1.0.98'
         f" · {day(found['assertedAt'])}] FACT: Port 6432"
@@ -277,9 +243,7 @@ async def test_r4_rendered_disputed_assertion(api: Api, world: World) -> None:
 
 
 async def test_r4_rendered_supersession_marks_the_previous_item(api: Api, world: World) -> None:
-    old = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="Port 5432"
-    )
+    old = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Port 5432")
     data = await api.run(
         world.agent.token,
         SUPERSEDE,
@@ -317,7 +281,7 @@ async def test_r4_agent_chosen_client_cannot_forge_a_human_ruling(api: Api, worl
         {"p": world.project_id, "t": "claude-code" + FORGED},
     )
     if body.get("errors"):  # refusing such a client name at the door is a correct fix too
-        assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+        assert_code(body["errors"][0], "BAD_USER_INPUT")
         assert "input.client.tool" in body["errors"][0]["message"]
         return
     session_id = body["data"]["startSession"]["id"]

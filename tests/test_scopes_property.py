@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.graphql import Api, Who
-from tests.test_isolation import visible_item_ids
+from tests.support import ADD_TEAM_MEMBER, ASSERT_ITEM, COUNT_ITEMS, assert_code, visible_item_ids
 
 SCOPES = ("PRIVATE", "PROJECT", "TEAM", "WORKSPACE", "GRANTS")
 
@@ -146,12 +146,7 @@ async def build(api: Api, spec: WorkspaceSpec) -> Built:
         )
         team_ids.append(made["createTeam"]["id"])
         for member in team.members - {team.creator}:
-            await api.run(
-                creator.token,
-                "mutation($t: ID!, $a: ID!) { addTeamMember(teamId: $t, actorId: $a) { id } }",
-                t=team_ids[-1],
-                a=actors[member].id,
-            )
+            await api.run(creator.token, ADD_TEAM_MEMBER, t=team_ids[-1], a=actors[member].id)
     for number, project in enumerate(spec.projects):
         creator = actors[project.creator]
         team_id = team_ids[project.team] if project.team is not None else None
@@ -179,10 +174,10 @@ async def outsiders_cannot_write(api: Api, built: Built) -> None:
             continue
         error = await api.fail(
             built.actors[outside[0]].token,
-            "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }",
+            ASSERT_ITEM,
             i={"kind": "FACT", "projectId": project_id, "statement": "not a member"},
         )
-        assert error["extensions"]["code"] == "FORBIDDEN", error
+        assert_code(error, "FORBIDDEN")
 
 
 async def check_actor(api: Api, engine: AsyncEngine, world: list[Built], home: Built, index: int) -> None:
@@ -229,10 +224,7 @@ async def check_actor(api: Api, engine: AsyncEngine, world: list[Built], home: B
         if other is home:
             continue
         for project_id in other.projects:
-            error = await api.fail(
-                who.token, "query($p: ID!) { items(projectId: $p) { totalCount } }", p=project_id
-            )
-            assert error["extensions"]["code"] == "NOT_FOUND", error
+            assert_code(await api.fail(who.token, COUNT_ITEMS, p=project_id), "NOT_FOUND")
 
     # And the database itself, as the server's role with this actor's context.
     assert await visible_item_ids(engine, home.workspace_id, who.id) == expected

@@ -21,19 +21,24 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mneia.storage.ids import new_id
 from tests.graphql import Api, World
 from tests.support import (
+    RETIRE_ITEM,
     SUPERSEDE,
     UNIQUE_VIOLATION,
     as_caller,
     as_owner,
     assert_code,
     changed_tables,
+    confirmed_item,
     constraint_of,
     counted,
     database_state,
     events_of,
+    item_row,
     peak_connections,
+    refused_as_bad_input,
     rows,
     sqlstate,
+    successors_of,
     supersession,
 )
 
@@ -45,38 +50,21 @@ WALK = """query($i: ID!) { item(id: $i) {
   id chain { id } supersedes { id } supersededBy { id } } }"""
 
 
-async def supersede(
-    api: Api, token: str, world: World, target_id: str, statement: str, reason: str
-) -> Any:
-    data = await api.run(
-        token, SUPERSEDE, **supersession(world.project_id, target_id, statement, reason)
-    )
+async def supersede(api: Api, token: str, world: World, target_id: str, statement: str, reason: str) -> Any:
+    data = await api.run(token, SUPERSEDE, **supersession(world.project_id, target_id, statement, reason))
     return data["supersedeItem"]
 
 
-async def successors_of(api: Api, item_id: str) -> list[dict[str, Any]]:
-    return await rows(
-        api.admin_engine,
-        "SELECT id::text AS id FROM items WHERE supersedes_id = :item",
-        item=item_id,
-    )
-
-
 async def status_of(api: Api, item_id: str) -> str:
-    found = await rows(api.admin_engine, "SELECT status FROM items WHERE id = :item", item=item_id)
-    return found[0]["status"]
+    return (await item_row(api.admin_engine, item_id))["status"]
 
 
 # --- the branches --------------------------------------------------------------------------------
 
 
 async def test_r7_agent_supersedes_an_unconfirmed_item(api: Api, world: World) -> None:
-    old = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="Port 5432"
-    )
-    result = await supersede(
-        api, world.agent.token, world, old["id"], "Port 6432", "pgbouncer in front"
-    )
+    old = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Port 5432")
+    result = await supersede(api, world.agent.token, world, old["id"], "Port 6432", "pgbouncer in front")
 
     assert result["__typename"] == "Superseded"
     previous, replacement = result["previous"], result["replacement"]
@@ -90,9 +78,7 @@ async def test_r7_agent_supersedes_an_unconfirmed_item(api: Api, world: World) -
 
     # R6: the previous item's change is an event: who, when (the replacement's), from, to, why.
     events = await events_of(api.admin_engine, old["id"])
-    assert [
-        (e["event"], e["actor"], e["from_status"], e["to_status"], e["reason"]) for e in events
-    ] == [
+    assert [(e["event"], e["actor"], e["from_status"], e["to_status"], e["reason"]) for e in events] == [
         ("ASSERTED", world.agent.id, None, "ACTIVE", None),
         ("STATUS_CHANGED", world.agent.id, "ACTIVE", "SUPERSEDED", "pgbouncer in front"),
     ]
@@ -104,15 +90,11 @@ async def test_r7_agent_supersedes_an_unconfirmed_item(api: Api, world: World) -
 
 
 async def test_r7_human_supersedes_a_human_confirmed_item_directly(api: Api, world: World) -> None:
-    old = await api.assert_item(
-        world.human.token, projectId=world.project_id, statement="Deploy on Fridays"
-    )
+    old = await api.assert_item(world.human.token, projectId=world.project_id, statement="Deploy on Fridays")
     assert old["authority"] == "HUMAN_CONFIRMED"
     before = await database_state(api.admin_engine)
 
-    result = await supersede(
-        api, world.human.token, world, old["id"], "Never deploy on Fridays", "outage"
-    )
+    result = await supersede(api, world.human.token, world, old["id"], "Never deploy on Fridays", "outage")
 
     assert result["__typename"] == "Superseded"
     replacement = result["replacement"]
@@ -131,22 +113,10 @@ async def test_r7_human_supersedes_a_human_confirmed_item_directly(api: Api, wor
 async def test_r7_agent_on_a_human_confirmed_target_only_proposes(
     api: Api, world: World, confirmed: str
 ) -> None:
-    if confirmed == "asserted-by-human":
-        old = await api.assert_item(
-            world.human.token, projectId=world.project_id, statement="Use UTC"
-        )
-    else:
-        old = await api.assert_item(
-            world.agent.token, projectId=world.project_id, statement="Use UTC"
-        )
-        await api.run(
-            world.human.token, "mutation($i: ID!) { confirmItem(id: $i) { id } }", i=old["id"]
-        )
+    old = await confirmed_item(api, world, "Use UTC", agent_asserted=confirmed != "asserted-by-human")
     before = await database_state(api.admin_engine)
 
-    result = await supersede(
-        api, world.agent.token, world, old["id"], "Use local time", "users asked"
-    )
+    result = await supersede(api, world.agent.token, world, old["id"], "Use local time", "users asked")
 
     assert result["__typename"] == "PendingConfirmation"
     proposal = result["proposal"]
@@ -162,16 +132,12 @@ async def test_r7_agent_on_a_human_confirmed_target_only_proposes(
     assert changed_tables(before, after) == {"proposals"}
     assert after["proposals"][0] == before["proposals"][0] + 1
     assert await status_of(api, old["id"]) == "ACTIVE"
-    assert await successors_of(api, old["id"]) == []
+    assert await successors_of(api.admin_engine, old["id"]) == []
 
 
-async def test_r7_no_longer_active_target_is_a_conflict_naming_the_head(
-    api: Api, world: World
-) -> None:
+async def test_r7_no_longer_active_target_is_a_conflict_naming_the_head(api: Api, world: World) -> None:
     first = await api.assert_item(world.agent.token, projectId=world.project_id, statement="v1")
-    second = (await supersede(api, world.agent.token, world, first["id"], "v2", "bump"))[
-        "replacement"
-    ]
+    second = (await supersede(api, world.agent.token, world, first["id"], "v2", "bump"))["replacement"]
 
     before = await database_state(api.admin_engine)
     variables = supersession(world.project_id, first["id"], "v2 again", "bump again")
@@ -182,9 +148,7 @@ async def test_r7_no_longer_active_target_is_a_conflict_naming_the_head(
     assert second["id"] in error["message"]
 
     # Superseded twice: the head named is the newest, from any older member of the chain.
-    third = (await supersede(api, world.human.token, world, second["id"], "v3", "bump"))[
-        "replacement"
-    ]
+    third = (await supersede(api, world.human.token, world, second["id"], "v3", "bump"))["replacement"]
     before = await database_state(api.admin_engine)
     for stale in (first["id"], second["id"]):
         for token in (world.agent.token, world.human.token):
@@ -200,17 +164,9 @@ async def test_r7_no_longer_active_target_is_a_conflict_naming_the_head(
     ]
 
 
-async def test_r7_retired_target_is_a_conflict_naming_itself_as_head(
-    api: Api, world: World
-) -> None:
-    retired = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="Use Redis"
-    )
-    await api.run(
-        world.agent.token,
-        'mutation($i: ID!) { retireItem(id: $i, reason: "dropped") { id } }',
-        i=retired["id"],
-    )
+async def test_r7_retired_target_is_a_conflict_naming_itself_as_head(api: Api, world: World) -> None:
+    retired = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Use Redis")
+    await api.run(world.agent.token, RETIRE_ITEM, i=retired["id"], r="dropped")
     before = await database_state(api.admin_engine)
     error = await api.fail(
         world.human.token,
@@ -225,12 +181,8 @@ async def test_r7_retired_target_is_a_conflict_naming_itself_as_head(
 
 async def test_r7_chain_walks_both_ways(api: Api, world: World) -> None:
     first = await api.assert_item(world.agent.token, projectId=world.project_id, statement="v1")
-    second = (await supersede(api, world.agent.token, world, first["id"], "v2", "r1"))[
-        "replacement"
-    ]
-    third = (await supersede(api, world.agent.token, world, second["id"], "v3", "r2"))[
-        "replacement"
-    ]
+    second = (await supersede(api, world.agent.token, world, first["id"], "v2", "r1"))["replacement"]
+    third = (await supersede(api, world.agent.token, world, second["id"], "v3", "r2"))["replacement"]
     ids = [first["id"], second["id"], third["id"]]
 
     walks = {i: (await api.run(world.human.token, WALK, i=i))["item"] for i in ids}
@@ -247,9 +199,7 @@ async def test_r7_chain_walks_both_ways(api: Api, world: World) -> None:
 # --- the race ------------------------------------------------------------------------------------
 
 
-async def test_r7_concurrent_supersessions_one_winner(
-    api: Api, engine: AsyncEngine, world: World
-) -> None:
+async def test_r7_concurrent_supersessions_one_winner(api: Api, engine: AsyncEngine, world: World) -> None:
     """Of RACERS simultaneous supersessions exactly one wins; the others get CONFLICT; no fork."""
     for round_number in range(ROUNDS):
         target = await api.assert_item(
@@ -277,7 +227,7 @@ async def test_r7_concurrent_supersessions_one_winner(
         # The losers queued on the row lock, then saw the winner's commit and name it as the head.
         assert {body["errors"][0]["extensions"].get("currentHeadId") for body in lost} == {winner}
 
-        assert await successors_of(api, target["id"]) == [{"id": winner}]
+        assert await successors_of(api.admin_engine, target["id"]) == [{"id": winner}]
         assert await status_of(api, target["id"]) == "SUPERSEDED"
         racers = await rows(
             api.admin_engine,
@@ -315,9 +265,7 @@ async def test_r7_unique_index_forbids_a_second_successor(
 
     async with as_caller(engine, world.workspace_id, world.agent.id) as connection:
         with pytest.raises(DBAPIError) as caught:
-            await connection.execute(
-                INSERT_SUCCESSOR, {**params, "id": new_id(), "target": replaced["id"]}
-            )
+            await connection.execute(INSERT_SUCCESSOR, {**params, "id": new_id(), "target": replaced["id"]})
     assert sqlstate(caught.value) == UNIQUE_VIOLATION, caught.value
     assert constraint_of(caught.value) == "items_one_successor"
     assert await database_state(api.admin_engine) == before
@@ -415,18 +363,8 @@ async def test_r7_a_replacement_never_hides_the_head_from_those_who_saw_the_targ
     would otherwise leave every other member with a SUPERSEDED item, no successor,
     and a CONFLICT that names the superseded item itself as the head.
     """
-    old = await api.assert_item(
-        world.agent.token, projectId=world.project_id, statement="Port 5432"
-    )
+    old = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Port 5432")
     grants = {"grantActorIds": [world.agent.id]} if scope == "GRANTS" else {}
-    before = await database_state(api.admin_engine)
-    body = await api.post(
-        world.agent.token,
-        SUPERSEDE,
-        supersession(world.project_id, old["id"], "Port 6432", "pooler", scope=scope, **grants),
-    )
+    replacing = supersession(world.project_id, old["id"], "Port 6432", "pooler", scope=scope, **grants)
     # A narrower replacement is refused up front, with nothing written.
-    assert body.get("errors"), body
-    assert_code(body["errors"][0], "BAD_USER_INPUT")
-    assert "input.replacement.scope" in body["errors"][0]["message"]
-    assert await database_state(api.admin_engine) == before
+    await refused_as_bad_input(api, world.agent.token, SUPERSEDE, "input.replacement.scope", **replacing)
