@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
 
 from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
-from mneia.errors import MneiaError, Unauthenticated
+from mneia.errors import BadInput, MneiaError, Unauthenticated
 from mneia.resolvers.errors import present
 from mneia.storage.database import transaction
 
@@ -49,6 +51,13 @@ class Transaction(SchemaExtension):
     async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
         execution = self.execution_context
         context = execution.context
+        if execution.operation_type is OperationType.SUBSCRIPTION and isinstance(context.request, Request):
+            refused = BadInput("subscription", "is served over a websocket (graphql-transport-ws)")
+            execution.result = ExecutionResult(
+                data=None, errors=[GraphQLError(refused.message, original_error=refused)]
+            )
+            yield
+            return
         if not context.token() and _introspection_only(execution.graphql_document):
             yield
             return
