@@ -54,17 +54,23 @@ class Hub:
         self._queues: set[asyncio.Queue[Announcement]] = set()
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
+        self._joining = 0
 
     @contextlib.asynccontextmanager
     async def subscription(self) -> AsyncIterator[asyncio.Queue[Announcement]]:
+        """A queue of every announcement from the moment the hub is known to be listening."""
         queue: asyncio.Queue[Announcement] = asyncio.Queue(maxsize=1000)
-        self._queues.add(queue)
+        self._joining += 1
         try:
             await self._listening()
+            self._queues.add(queue)
+        finally:
+            self._joining -= 1
+        try:
             yield queue
         finally:
             self._queues.discard(queue)
-            if not self._queues:
+            if not self._queues and not self._joining:
                 await self.close()
 
     async def _listening(self) -> None:
