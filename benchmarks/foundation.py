@@ -36,32 +36,42 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import math
 import os
 import random
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import Executable, Select, text
-from sqlalchemy.engine import CursorResult, make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from common import (
+    HEADER,
+    KINDS,
+    BenchmarkBroken,
+    ExplainingTx,
+    Series,
+    database_server,
+    fresh_database,
+    gql,
+    insert_items,
+    owner_transaction,
+    plan_lines,
+    row_counts,
+    running_server,
+    sentence,
+    server_version,
+    timed,
+    vacuum_analyze,
+    weighted,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.config import OWNER_ROLE, app_url, async_url
-from mneia.storage import actor, item, migration, project, session, token, workspace
-from mneia.storage.database import Tx, create_engine, transaction
+from mneia.config import app_url
+from mneia.storage import actor, item, project, session, token, workspace
+from mneia.storage.database import create_engine, transaction
 from mneia.storage.ids import new_id
 
 PAGE_TARGET_MS = 25.0
@@ -99,14 +109,6 @@ ADD_MEMBER = """
 mutation($p: ID!, $a: ID!) { addProjectMember(projectId: $p, actorId: $a) { id } }
 """
 
-KINDS = (
-    ("FACT", 30),
-    ("DECISION", 20),
-    ("TASK", 15),
-    ("PREFERENCE", 12),
-    ("CONSTRAINT", 13),
-    ("QUESTION", 10),
-)
 AGENT_NAMES = ("claude-code", "codex", "cursor-agent")
 # (tool, version, externalId?, deepLink?): one complete client, two that leave parts out (R13).
 CLIENTS = (
@@ -114,128 +116,6 @@ CLIENTS = (
     ("codex", None, True, False),
     ("cursor", "0.42", False, False),
 )
-# A word list reads better as one string.
-WORDS = (  # noqa: SIM905
-    "payments ledger invoice retry idempotency webhook queue schema migration index tenant "
-    "postgres latency cache token budget rollout flag canary review deploy billing refund "
-    "currency rounding audit export import backfill partition vacuum replica failover alert "
-    "runbook oncall customer contract api version deprecation pagination cursor timeout "
-    "circuit breaker backoff jitter batch stream consumer producer offset checkpoint handoff"
-).split()
-
-
-# ---------------------------------------------------------------------------
-# Where the database comes from
-
-
-@contextmanager
-def database_server(keep: bool) -> Iterator[str]:
-    """An admin URL to a server on which the bench database may be created."""
-    explicit = os.environ.get("DATABASE_URL") or os.environ.get("MNEIA_BENCH_DATABASE_URL")
-    if explicit:
-        yield explicit
-        return
-    from mneia.storage.embedded import EmbeddedServer
-
-    scratch = Path(tempfile.mkdtemp(prefix="mneia-bench-"))
-    server = EmbeddedServer(scratch, cleanup="stop" if keep else "delete")
-    try:
-        yield server.url()
-    finally:
-        server.stop()
-        if keep:
-            print(f"embedded data directory kept: {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-def with_database(url: str, name: str) -> str:
-    return make_url(url).set(database=name).render_as_string(hide_password=False)
-
-
-async def create_database(server_url: str, name: str) -> None:
-    maintenance = create_async_engine(async_url(server_url), isolation_level="AUTOCOMMIT")
-    async with maintenance.connect() as connection:
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    await maintenance.dispose()
-
-
-async def drop_database(server_url: str, name: str) -> None:
-    maintenance = create_async_engine(async_url(server_url), isolation_level="AUTOCOMMIT")
-    async with maintenance.connect() as connection:
-        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    await maintenance.dispose()
-
-
-# ---------------------------------------------------------------------------
-# The server under test: uvicorn in a child process, so client and server
-# do not share one interpreter (and one GIL) on a 2-core machine.
-
-
-def serve(url: str, port: int) -> None:
-    """Child process entry point: the real app on 127.0.0.1:port, as ``mneia_app``."""
-    import uvicorn
-
-    from mneia.app import create_app
-
-    app = create_app(create_engine(app_url(url)))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def running_server(url: str) -> Iterator[str]:
-    port = free_port()
-    child = subprocess.Popen([sys.executable, __file__, "--serve", url, "--port", str(port)])
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if child.poll() is not None:
-                raise SystemExit(f"the server exited with status {child.returncode}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("the server did not answer /healthz within 30 s")
-            time.sleep(0.1)
-        yield base
-    finally:
-        child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-
-
-# ---------------------------------------------------------------------------
-# The GraphQL client
-
-
-class BenchmarkBroken(RuntimeError):
-    """An answer that is wrong, not slow: the figures would mean nothing."""
-
-
-async def gql(http: httpx.AsyncClient, bearer: str, query: str, **variables: Any) -> dict[str, Any]:
-    response = await http.post(
-        "/graphql",
-        json={"query": query, "variables": variables},
-        headers={"Authorization": f"Bearer {bearer}"},
-    )
-    if response.status_code != 200:
-        raise BenchmarkBroken(f"HTTP {response.status_code}: {response.text[:500]}")
-    body = response.json()
-    if body.get("errors"):
-        raise BenchmarkBroken(json.dumps(body["errors"])[:1000])
-    return body["data"]
 
 
 # ---------------------------------------------------------------------------
@@ -329,57 +209,6 @@ async def build_space(
 # Bulk load
 
 
-ITEM_COLUMNS = (
-    ("id", "uuid"),
-    ("project_id", "uuid"),
-    ("kind", "text"),
-    ("statement", "text"),
-    ("details", "text"),
-    ("basis", "text"),
-    ("confidence", "float8"),
-    ("status", "text"),
-    ("status_reason", "text"),
-    ("scope", "text"),
-    ("grants", "text"),
-    ("asserted_by", "uuid"),
-    ("asserted_at", "timestamptz"),
-    ("session_id", "uuid"),
-    ("decay_after", "interval"),
-    ("load_bearing", "bool"),
-    ("load_bearing_set_by", "uuid"),
-    ("load_bearing_set_at", "timestamptz"),
-    ("confirmed_by", "uuid"),
-    ("confirmed_at", "timestamptz"),
-)
-
-# One statement per batch: every column travels as one array parameter.
-_BULK_INSERT = text(
-    "INSERT INTO items (workspace_id, id, project_id, kind, statement, details, basis, confidence,"
-    " status, status_reason, scope, grant_actor_ids, asserted_by, asserted_at, session_id,"
-    " decay_after, load_bearing, load_bearing_set_by, load_bearing_set_at, confirmed_by,"
-    " confirmed_at)"
-    " SELECT CAST(:ws AS uuid), id, project_id, kind, statement, details, basis, confidence,"
-    " status, status_reason, scope,"
-    " CASE WHEN grants = '' THEN '{}'::uuid[] ELSE string_to_array(grants, ',')::uuid[] END,"
-    " asserted_by, asserted_at, session_id, decay_after, load_bearing, load_bearing_set_by,"
-    " load_bearing_set_at, confirmed_by, confirmed_at"
-    " FROM unnest("
-    + ", ".join(f"CAST(:{name} AS {kind}[])" for name, kind in ITEM_COLUMNS)
-    + ") AS t("
-    + ", ".join(name for name, _ in ITEM_COLUMNS)
-    + ")"
-)
-
-
-def weighted(rng: random.Random, choices: Sequence[tuple[str, int]]) -> str:
-    return rng.choices([c for c, _ in choices], weights=[w for _, w in choices])[0]
-
-
-def sentence(rng: random.Random, low: int, high: int) -> str:
-    words = rng.choices(WORDS, k=rng.randint(low, high))
-    return (" ".join(words)).capitalize() + "."
-
-
 def plan_items(
     space: Space, count: int, rng: random.Random, now: datetime
 ) -> dict[uuid.UUID, list[dict[str, Any]]]:
@@ -465,76 +294,21 @@ async def bulk_load(
     admin: AsyncEngine,
     space: Space,
     batches: Mapping[uuid.UUID, list[dict[str, Any]]],
-    chunk: int = 5000,
 ) -> None:
     """Insert as the owner role under each acting actor's context: RLS and triggers apply."""
     for context_actor, rows in batches.items():
-        async with transaction(admin) as tx:
-            await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-            await tx.set_context(space.id, context_actor)
-            for start in range(0, len(rows), chunk):
-                part = rows[start : start + chunk]
-                params: dict[str, Any] = {"ws": str(space.id)}
-                for name, _ in ITEM_COLUMNS:
-                    params[name] = [row[name] for row in part]
-                await tx.execute(_BULK_INSERT, params)
+        async with owner_transaction(admin, space.id, context_actor) as tx:
+            await insert_items(tx, rows)
         space.items += len(rows)
-
-
-async def vacuum_analyze(url: str) -> None:
-    """What a settled production database looks like: hint bits set, statistics fresh."""
-    engine = create_async_engine(async_url(url), isolation_level="AUTOCOMMIT")
-    async with engine.connect() as connection:
-        await connection.execute(text("VACUUM (ANALYZE)"))
-    await engine.dispose()
 
 
 async def counts(admin: AsyncEngine) -> dict[str, int]:
     """Row counts, read as the owner without RLS filtering by a context (so: as a superuser)."""
-    async with admin.connect() as connection:
-        rows = await connection.execute(
-            text(
-                "SELECT relname, n_live_tup FROM pg_stat_user_tables"
-                " WHERE relname IN ('items', 'item_events', 'sessions', 'actors', 'projects')"
-            )
-        )
-        return {name: int(count) for name, count in rows}
+    return await row_counts(admin, ("items", "item_events", "sessions", "actors", "projects"))
 
 
 # ---------------------------------------------------------------------------
 # Measurement
-
-
-@dataclass
-class Series:
-    name: str
-    target_ms: float | None
-    samples: list[float] = field(default_factory=list)
-
-    def quantile(self, q: float) -> float:
-        """Nearest-rank percentile, in milliseconds."""
-        ordered = sorted(self.samples)
-        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-    def row(self) -> str:
-        p50, p95, p99 = (self.quantile(q) for q in (0.50, 0.95, 0.99))
-        line = (
-            f"{self.name:<32}{len(self.samples):>6}{p50:>9.2f}{p95:>9.2f}{p99:>9.2f}"
-            f"{max(self.samples):>9.2f}"
-        )
-        if self.target_ms is not None:
-            verdict = "met" if p95 <= self.target_ms else "MISSED"
-            line += f"   p95 <= {self.target_ms:.0f} ms: {verdict}"
-        return line
-
-
-HEADER = f"{'':<32}{'n':>6}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}   (milliseconds)"
-
-
-async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
-    started = time.perf_counter()
-    result = await call()
-    return (time.perf_counter() - started) * 1000, result
 
 
 def one_page(
@@ -599,33 +373,6 @@ async def measure(
 # The database's share of a page: EXPLAIN ANALYZE as mneia_app, context set
 
 
-class ExplainingTx(Tx):
-    """A Tx that runs EXPLAIN ANALYZE of each SELECT before running it for real."""
-
-    def __init__(self, connection: AsyncConnection) -> None:
-        super().__init__(connection)
-        self.connection = connection
-        self.plans: list[dict[str, Any]] = []
-
-    async def execute(
-        self,
-        statement: Executable,
-        params: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
-    ) -> CursorResult[Any]:
-        if params is None and isinstance(statement, Select):
-            sql = str(
-                statement.compile(
-                    dialect=self.connection.dialect, compile_kwargs={"literal_binds": True}
-                )
-            )
-            explained = await self.connection.exec_driver_sql(
-                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql
-            )
-            plan = explained.scalar_one()
-            self.plans.append(plan[0] if isinstance(plan, list) else json.loads(plan)[0])
-        return await super().execute(statement, params)
-
-
 async def sql_share(
     url: str, spaces: Sequence[Space], runs: int, rng: random.Random
 ) -> tuple[Series, Series, Series, dict[str, Any]]:
@@ -686,33 +433,6 @@ async def storage_path(engine: AsyncEngine, rng: random.Random, spaces: Sequence
     return (time.perf_counter() - started) * 1000
 
 
-def plan_lines(plan: dict[str, Any]) -> list[str]:
-    """A compact rendering of a JSON plan: node type, relation, index, rows, time."""
-    lines: list[str] = []
-
-    def walk(node: dict[str, Any], depth: int) -> None:
-        what = node["Node Type"]
-        if "Relation Name" in node:
-            what += f" on {node['Relation Name']}"
-        if "Index Name" in node:
-            what += f" using {node['Index Name']}"
-        loops = node.get("Actual Loops", 1)
-        removed = node.get("Rows Removed by Filter")
-        lines.append(
-            f"{'  ' * depth}{what}  rows={node.get('Actual Rows')} loops={loops}"
-            f" time={node.get('Actual Total Time')} ms"
-            + (f" filtered={removed}" if removed else "")
-        )
-        for child in node.get("Plans", []):
-            walk(child, depth + 1)
-
-    walk(plan["Plan"], 1)
-    lines.append(
-        f"  planning {plan['Planning Time']:.2f} ms, execution {plan['Execution Time']:.2f} ms"
-    )
-    return lines
-
-
 # ---------------------------------------------------------------------------
 # The run
 
@@ -729,7 +449,7 @@ class Options:
     show_plans: bool
 
 
-async def run(options: Options, url: str, server_version: str) -> None:
+async def run(options: Options, url: str, version: str) -> None:
     rng = random.Random(options.seed)
     admin = create_engine(url, pool_size=2)
     try:
@@ -753,7 +473,7 @@ async def run(options: Options, url: str, server_version: str) -> None:
             vacuum_s = time.perf_counter() - vacuum_started
             rows = await counts(admin)
 
-            print(f"database     {server_version}")
+            print(f"database     {version}")
             print(f"server       uvicorn, 1 worker, child process on {base}; client httpx over TCP")
             print(f"cpu cores    {os.cpu_count()}")
             print(
@@ -810,14 +530,6 @@ async def run(options: Options, url: str, server_version: str) -> None:
             print("\n".join(plan_lines(plan)))
 
 
-async def server_version(url: str) -> str:
-    engine = create_async_engine(async_url(url))
-    async with engine.connect() as connection:
-        version = (await connection.execute(text("SHOW server_version"))).scalar_one()
-    await engine.dispose()
-    return f"PostgreSQL {version}"
-
-
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items-per-workspace", type=int, default=100_000)
@@ -828,16 +540,11 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--plans", action="store_true", help="print the page's two query plans")
-    parser.add_argument("--serve", help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(argv)
-    if args.serve:
-        serve(args.serve, args.port)
-        return 0
     if args.items_per_workspace < args.projects or args.projects < 1 or args.samples < 1:
         raise SystemExit("need at least one project, one item per project and one sample")
     options = Options(
@@ -850,20 +557,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.keep,
         args.plans,
     )
-    name = f"mneia_bench_{uuid.uuid4().hex[:10]}"
     started = time.perf_counter()
-    with database_server(args.keep) as server:
-        asyncio.run(create_database(server, name))
-        url = with_database(server, name)
-        try:
-            migration.upgrade(url)  # sync: alembic runs its own event loop
-            version = asyncio.run(server_version(url))
-            asyncio.run(run(options, url, version))
-        finally:
-            if args.keep:
-                print(f"bench database kept: {url}")
-            else:
-                asyncio.run(drop_database(server, name))
+    with database_server(args.keep) as server, fresh_database(server, args.keep) as url:
+        version = asyncio.run(server_version(url))
+        asyncio.run(run(options, url, version))
     print(f"total        {time.perf_counter() - started:.1f} s")
     return 0
 
