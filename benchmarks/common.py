@@ -374,10 +374,12 @@ class ExplainingTx(Tx):
         statement: Executable,
         params: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     ) -> CursorResult[Any]:
-        if params is None and isinstance(statement, Select):
+        if isinstance(statement, Select) and (params is None or isinstance(params, Mapping)):
+            bound = statement.params(**params) if params else statement
             sql = str(
-                statement.compile(
-                    dialect=self.connection.dialect, compile_kwargs={"literal_binds": True}
+                bound.compile(
+                    dialect=self.connection.dialect,
+                    compile_kwargs={"literal_binds": True, "render_postcompile": True},
                 )
             )
             explained = await self.connection.exec_driver_sql(

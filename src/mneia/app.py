@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -70,6 +71,10 @@ def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        # Everything alive now (modules, the schema) lives as long as the server:
+        # keep it out of the collector's full passes, which otherwise walk it all.
+        gc.collect()
+        gc.freeze()
         yield
         await hub.close()
         if dispose_engine:

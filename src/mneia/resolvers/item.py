@@ -7,9 +7,7 @@ load-bearing and retiring a human-confirmed item are for humans (R3, R5).
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime
-from typing import Any
 
 import strawberry
 from sqlalchemy import func
@@ -69,27 +67,12 @@ async def list_items(
         as_of=as_of,
         valid_at=valid_at,
     )
-    await _warm(context, page.records)
+    await context.warm(page.records)
     nodes = [Item.of(record) for record in page.records]
     end = encode_cursor(page.records[-1].id) if page.records else None
     return ItemPage(
         nodes=nodes, page_info=PageInfo(has_next_page=page.has_next, end_cursor=end), counter=page.count
     )
-
-
-async def _warm(context: Any, records: list[ItemRecord]) -> None:
-    """Load what a page's provenance points at, one batched query per kind."""
-    loaders = context.loaders
-    actor_ids = {r.asserted_by for r in records} | {r.confirmed_by for r in records if r.confirmed_by}
-    session_ids = {r.session_id for r in records if r.session_id}
-    projects = await asyncio.gather(
-        loaders.actor.load_many(list(actor_ids)),
-        loaders.session.load_many(list(session_ids)),
-        loaders.project.load_many(list({r.project_id for r in records})),
-    )
-    team_ids = [p.team_id for p in projects[2] if p is not None and p.team_id is not None]
-    if team_ids:
-        await loaders.team.load_many(team_ids)
 
 
 async def validated_assertion(info: strawberry.Info, data: AssertItemInput, field: str) -> dict[str, object]:

@@ -137,7 +137,9 @@ class Item:
 
     @strawberry.field(description="The whole supersede chain, oldest first, this item included.")
     async def chain(self, info: strawberry.Info) -> list[Item]:
-        return [Item.of(record) for record in await info.context.loaders.chain.load(self.record.id)]
+        records = await info.context.loaders.chain.load(self.record.id)
+        await info.context.warm(records)
+        return [Item.of(record) for record in records]
 
     @strawberry.field
     async def disputes(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select, true, update
+from sqlalchemy import ColumnElement, Select, and_, bindparam, func, literal_column, or_, select, true, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
@@ -212,21 +212,17 @@ async def successors(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRe
     return {row.supersedes_id: _record(row) for row in rows}
 
 
-async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemRecord]]:
-    """The whole supersede chain through each item, oldest first, all in one recursive query.
+def _chains_statement() -> Select[Any]:
+    """The recursive walk behind ``chains``, built once: the ids are bound at execution.
 
     Each walk carries its origin and a depth (negative backwards, positive
-    forwards), so chains of any length cost one statement (R7).
+    forwards), and joins on (workspace_id, …) so that each step is one probe
+    of the primary key or of the unique successor index.
     """
-    if not ids:
-        return {}
-    # The walks join on (workspace_id, …) so that each step is one probe of the
-    # primary key or of the unique successor index.
     origin = items.c.id.label("origin")
     seed = select(*_COLUMNS, origin, literal_column("0").label("depth"), items.c.workspace_id).where(
-        items.c.id.in_(ids)
+        items.c.id.in_(bindparam("ids", expanding=True))
     )
-
     back = seed.cte("back", recursive=True)
     older = items.alias("older")
     back = back.union_all(
@@ -242,9 +238,18 @@ async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemR
         ).where(newer.c.workspace_id == forward.c.workspace_id, newer.c.supersedes_id == forward.c.id)
     )
     walked = select(back).union_all(select(forward).where(forward.c.depth > 0)).subquery()
-    rows = await tx.execute(select(walked).order_by(walked.c.origin, walked.c.depth))
+    return select(walked).order_by(walked.c.origin, walked.c.depth)
+
+
+_CHAINS = _chains_statement()
+
+
+async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemRecord]]:
+    """The whole supersede chain through each item, oldest first, all in one recursive query (R7)."""
+    if not ids:
+        return {}
     found: dict[uuid.UUID, list[ItemRecord]] = {}
-    for row in rows:
+    for row in await tx.execute(_CHAINS, {"ids": list(ids)}):
         found.setdefault(row.origin, []).append(_record(row))
     return found
 
