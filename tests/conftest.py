@@ -15,14 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
-from mneia.config import app_url, async_url
+from mneia.config import app_url
 from mneia.storage import migration, workspace
 from mneia.storage.database import create_engine
-from tests.database import fresh_name, server_url, with_database
+from tests.database import scratch_database, server_url
 from tests.graphql import Api
 
 
@@ -41,18 +40,9 @@ def server() -> Iterator[str]:
 @pytest.fixture(scope="session")
 async def admin_url(server: str) -> AsyncIterator[str]:
     """A fresh, migrated database for this run, dropped afterwards."""
-    name = fresh_name()
-    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
-    async with maintenance.connect() as connection:
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = with_database(server, name)
-    try:
+    async with scratch_database(server) as url:
         await asyncio.to_thread(migration.upgrade, url)
         yield url
-    finally:
-        async with maintenance.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await maintenance.dispose()
 
 
 @pytest.fixture(scope="session")

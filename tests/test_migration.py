@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.config import async_url
 from mneia.storage import migration
-from tests.database import fresh_name, with_database
+from tests.database import scratch_database
 
 OBJECTS = text(
     """
@@ -37,12 +37,7 @@ async def _objects(url: str) -> tuple[int, int, int]:
 
 
 async def test_upgrade_downgrade_upgrade_on_an_empty_database(server: str) -> None:
-    name = fresh_name()
-    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
-    async with maintenance.connect() as connection:
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = with_database(server, name)
-    try:
+    async with scratch_database(server) as url:
         await asyncio.to_thread(migration.upgrade, url)
         tables, functions, policies = await _objects(url)
         assert tables == 14 and functions >= 10 and policies >= 30
@@ -52,7 +47,3 @@ async def test_upgrade_downgrade_upgrade_on_an_empty_database(server: str) -> No
 
         await asyncio.to_thread(migration.upgrade, url)
         assert await _objects(url) == (tables, functions, policies)
-    finally:
-        async with maintenance.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await maintenance.dispose()
