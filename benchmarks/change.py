@@ -297,18 +297,14 @@ def item_row(
         confirmer = rng.choice(world.humans)
     confirmed_at = None
     if confirmer is not None:
-        confirmed_at = (
-            asserted_at if writer.human else asserted_at + timedelta(hours=rng.uniform(1, 48))
-        )
+        confirmed_at = asserted_at if writer.human else asserted_at + timedelta(hours=rng.uniform(1, 48))
     status, scope = "ACTIVE", "PROJECT"
     if not chained:
         roll = rng.random()
         status = "ACTIVE" if roll < 0.92 else "RETIRED" if roll < 0.97 else "DISPUTED"
         roll = rng.random()
         scope = "PROJECT" if roll < 0.90 else "WORKSPACE" if roll < 0.95 else "PRIVATE"
-    load_bearing = (
-        not chained and confirmer is not None and status == "ACTIVE" and rng.random() < 0.02
-    )
+    load_bearing = not chained and confirmer is not None and status == "ACTIVE" and rng.random() < 0.02
     return {
         "id": item_id,
         "project_id": world.project_id,
@@ -323,9 +319,7 @@ def item_row(
         "grants": "",
         "asserted_by": writer.id,
         "asserted_at": asserted_at,
-        "session_id": (
-            world.sessions[writer.id] if not writer.human and rng.random() < 0.85 else None
-        ),
+        "session_id": (world.sessions[writer.id] if not writer.human and rng.random() < 0.85 else None),
         "decay_after": None,
         "load_bearing": load_bearing,
         "load_bearing_set_by": confirmer.id if load_bearing and confirmer else None,
@@ -386,9 +380,7 @@ async def load(admin: AsyncEngine, world: World, rows: Sequence[dict[str, Any]])
     replaced: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = {}
     for row in rows:
         if row["supersedes_id"] is not None:
-            replaced.setdefault(row["context"], []).append(
-                (row["supersedes_id"], row["supersession_reason"])
-            )
+            replaced.setdefault(row["context"], []).append((row["supersedes_id"], row["supersession_reason"]))
     async with owner_transaction(admin, world.workspace_id, world.alice.id) as tx:
         for context, batch in planned:
             await tx.set_context(world.workspace_id, context)
@@ -404,9 +396,7 @@ async def load(admin: AsyncEngine, world: World, rows: Sequence[dict[str, Any]])
                 },
             )
             if changed.rowcount != len(pairs):
-                raise BenchmarkBroken(
-                    f"marked {changed.rowcount} of {len(pairs)} replaced items SUPERSEDED"
-                )
+                raise BenchmarkBroken(f"marked {changed.rowcount} of {len(pairs)} replaced items SUPERSEDED")
     return len(planned) + len(replaced)
 
 
@@ -514,9 +504,7 @@ def step(http: httpx.AsyncClient, reader: Member, world: World, position: int) -
 
 async def check_whole_chain(http: httpx.AsyncClient, world: World) -> None:
     """Once, in full: ids in order, every status, before anything is timed."""
-    data = await gql(
-        http, world.alice.token, CHAIN_QUERY, id=str(world.chain[len(world.chain) // 2])
-    )
+    data = await gql(http, world.alice.token, CHAIN_QUERY, id=str(world.chain[len(world.chain) // 2]))
     chain = data["item"]["chain"]
     want_ids = [str(i) for i in world.chain]
     want_status = ["SUPERSEDED"] * (len(world.chain) - 1) + ["ACTIVE"]
@@ -722,9 +710,7 @@ async def sql_share(url: str, world: World, runs: int, rng: random.Random) -> Sh
     return share
 
 
-async def storage_path(
-    engine: AsyncEngine, world: World, position: int, rng: random.Random
-) -> float:
+async def storage_path(engine: AsyncEngine, world: World, position: int, rng: random.Random) -> float:
     """The statements of one chain request, in the order the resolvers issue them."""
     reader = rng.choice(world.everyone)
     started = time.perf_counter()
@@ -772,9 +758,7 @@ async def run(options: Options, url: str, version: str) -> None:
                 world = await build_world(http, admin)
             setup_s = time.perf_counter() - started
             planned = time.perf_counter()
-            rows = plan_rows(
-                world, options.chain_length, options.background_items, rng, datetime.now(UTC)
-            )
+            rows = plan_rows(world, options.chain_length, options.background_items, rng, datetime.now(UTC))
             plan_s = time.perf_counter() - planned
             loading = time.perf_counter()
             statements = await load(admin, world, rows)

@@ -339,8 +339,7 @@ class Series:
     def row(self) -> str:
         p50, p95, p99 = (self.quantile(q) for q in (0.50, 0.95, 0.99))
         line = (
-            f"{self.name:<32}{len(self.samples):>6}{p50:>9.2f}{p95:>9.2f}{p99:>9.2f}"
-            f"{max(self.samples):>9.2f}"
+            f"{self.name:<32}{len(self.samples):>6}{p50:>9.2f}{p95:>9.2f}{p99:>9.2f}{max(self.samples):>9.2f}"
         )
         if self.target_ms is not None:
             verdict = "met" if p95 <= self.target_ms else "MISSED"
@@ -404,16 +403,13 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
         removed = node.get("Rows Removed by Filter")
         lines.append(
             f"{'  ' * depth}{what}  rows={node.get('Actual Rows')} loops={loops}"
-            f" time={node.get('Actual Total Time')} ms"
-            + (f" filtered={removed}" if removed else "")
+            f" time={node.get('Actual Total Time')} ms" + (f" filtered={removed}" if removed else "")
         )
         for child in node.get("Plans", []):
             walk(child, depth + 1)
 
     walk(plan["Plan"], 1)
-    lines.append(
-        f"  planning {plan['Planning Time']:.2f} ms, execution {plan['Execution Time']:.2f} ms"
-    )
+    lines.append(f"  planning {plan['Planning Time']:.2f} ms, execution {plan['Execution Time']:.2f} ms")
     return lines
 
 

@@ -146,9 +146,7 @@ class Space:
         return [self.alice, *self.agents]
 
 
-async def build_space(
-    http: httpx.AsyncClient, admin: AsyncEngine, name: str, projects: int
-) -> Space:
+async def build_space(http: httpx.AsyncClient, admin: AsyncEngine, name: str, projects: int) -> Space:
     made = await workspace.bootstrap(admin, name, "alice")
     alice = Member(made.actor_id, made.token, "HUMAN")
 
@@ -243,17 +241,13 @@ def plan_items(
             if scope_roll < 0.98
             else "GRANTS"
         )
-        grants = (
-            str(rng.choice([a for a in everyone if a != asserter.id])) if scope == "GRANTS" else ""
-        )
+        grants = str(rng.choice([a for a in everyone if a != asserter.id])) if scope == "GRANTS" else ""
         status_roll = rng.random()
         status = "ACTIVE" if status_roll < 0.93 else "RETIRED" if status_roll < 0.98 else "DISPUTED"
         confirmer = asserter if human else (space.alice if rng.random() < 0.15 else None)
         confirmed_at = None
         if confirmer is not None:
-            confirmed_at = (
-                asserted_at if human else asserted_at + timedelta(hours=rng.uniform(1, 48))
-            )
+            confirmed_at = asserted_at if human else asserted_at + timedelta(hours=rng.uniform(1, 48))
         load_bearing = (
             confirmer is not None
             and status == "ACTIVE"
@@ -274,9 +268,7 @@ def plan_items(
             "asserted_by": asserter.id,
             "asserted_at": asserted_at,
             "session_id": (
-                space.sessions[(asserter.id, project_id)]
-                if not human and rng.random() < 0.85
-                else None
+                space.sessions[(asserter.id, project_id)] if not human and rng.random() < 0.85 else None
             ),
             "decay_after": timedelta(days=90) if rng.random() < 0.1 else None,
             "load_bearing": load_bearing,
@@ -402,9 +394,7 @@ async def sql_share(
                 await found.count()
                 await connection.rollback()
             if len(tx.plans) != 2:
-                raise BenchmarkBroken(
-                    f"item.page issued {len(tx.plans)} SELECTs, expected listing and count"
-                )
+                raise BenchmarkBroken(f"item.page issued {len(tx.plans)} SELECTs, expected listing and count")
             first, second = tx.plans
             listing.samples.append(first["Planning Time"] + first["Execution Time"])
             count.samples.append(second["Planning Time"] + second["Execution Time"])
@@ -464,9 +454,7 @@ async def run(options: Options, url: str, version: str) -> None:
             now = datetime.now(UTC)
             bulk_started = time.perf_counter()
             for space in spaces:
-                await bulk_load(
-                    admin, space, plan_items(space, options.items_per_workspace, rng, now)
-                )
+                await bulk_load(admin, space, plan_items(space, options.items_per_workspace, rng, now))
             bulk_s = time.perf_counter() - bulk_started
             vacuum_started = time.perf_counter()
             await vacuum_analyze(url)

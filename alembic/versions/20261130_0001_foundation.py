@@ -634,7 +634,8 @@ CREATE FUNCTION mneia_items_log() RETURNS trigger
       VALUES (NEW.workspace_id, NEW.id, who, now(), 'STATUS_CHANGED', OLD.status, NEW.status,
               NEW.load_bearing, confirmed, NEW.status_reason);
     END IF;
-    IF NEW.status_reason IS DISTINCT FROM OLD.status_reason AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
+    IF NEW.status_reason IS DISTINCT FROM OLD.status_reason
+       AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
       INSERT INTO item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
                                load_bearing, confirmed, reason)
       VALUES (NEW.workspace_id, NEW.id, who, now(), 'NOTED', OLD.status, NEW.status,

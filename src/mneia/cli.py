@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from alembic.util import CommandError
 from sqlalchemy import pool, text
 from sqlalchemy.engine import make_url

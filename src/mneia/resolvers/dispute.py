@@ -7,6 +7,8 @@ and confirmed by that human: keeping it is a ruling) and retires the other.
 
 from __future__ import annotations
 
+import uuid
+
 import strawberry
 from sqlalchemy import func
 
@@ -89,7 +91,7 @@ async def resolve_dispute(
     return Dispute.of(resolved)
 
 
-async def _project_key(info: strawberry.Info, project_id: strawberry.ID):  # type: ignore[no-untyped-def]
+async def _project_key(info: strawberry.Info, project_id: strawberry.ID) -> uuid.UUID:
     key = parse_id(project_id, "projectId")
     if await project.get(info.context.tx, key) is None:
         raise NotFound("project", project_id)

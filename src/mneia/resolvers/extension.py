@@ -34,21 +34,21 @@ def _introspection_only(document: object) -> bool:
 
 
 class Transaction(SchemaExtension):
-    async def on_operation(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_operation(self) -> AsyncIterator[None]:
         yield
         result = self.execution_context.result
         if result is not None and result.errors:
             document = self.execution_context.graphql_document
             result.errors = [present(error, document) for error in result.errors]
 
-    async def on_stream_result(self, result: Any) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_stream_result(self, result: Any) -> AsyncIterator[None]:
         """Each result a subscription streams gets the same error boundary."""
         if getattr(result, "errors", None):
             document = self.execution_context.graphql_document
             result.errors = [present(error, document) for error in result.errors]
         yield
 
-    async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_execute(self) -> AsyncIterator[None]:
         execution = self.execution_context
         context = execution.context
         if execution.operation_type is OperationType.SUBSCRIPTION and isinstance(context.request, Request):

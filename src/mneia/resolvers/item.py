@@ -85,7 +85,7 @@ async def validated_assertion(info: strawberry.Info, data: AssertItemInput, fiel
     if not await project.works_in(tx, project_key):
         raise Forbidden(f"{field}.projectId: you are not a member of this project")
 
-    scope = (data.scope.value if data.scope else "PROJECT")
+    scope = data.scope.value if data.scope else "PROJECT"
     grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")
     if scope == "GRANTS" and not grants:
         raise BadInput(f"{field}.grantActorIds", "scope GRANTS needs at least one actor")

@@ -20,8 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from mneia.config import async_url
 
 _SET_CONTEXT = text(
-    "SELECT set_config('mneia.workspace_id', :workspace, true),"
-    " set_config('mneia.actor_id', :actor, true)"
+    "SELECT set_config('mneia.workspace_id', :workspace, true), set_config('mneia.actor_id', :actor, true)"
 )
 
 

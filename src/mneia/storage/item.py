@@ -90,7 +90,7 @@ def _like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _as_of_state(as_of: datetime):  # type: ignore[no-untyped-def]
+def _as_of_state(as_of: datetime) -> Any:
     """The latest event at or before ``as_of`` for each item: its state then (R9)."""
     return (
         select(

@@ -64,9 +64,7 @@ async def add_member(tx: Tx, project_id: uuid.UUID, actor_id: uuid.UUID) -> None
     assert tx.workspace_id and tx.actor_id
     await tx.execute(
         pg_insert(project_members)
-        .values(
-            workspace_id=tx.workspace_id, project_id=project_id, actor_id=actor_id, added_by=tx.actor_id
-        )
+        .values(workspace_id=tx.workspace_id, project_id=project_id, actor_id=actor_id, added_by=tx.actor_id)
         .on_conflict_do_nothing()
     )
 

@@ -80,9 +80,7 @@ def decode_replacement(encoded: dict[str, Any]) -> dict[str, Any]:
 
 async def lock(tx: Tx, proposal_id: uuid.UUID) -> ProposalRecord | None:
     """A visible proposal, row-locked so that two deciders cannot both decide it."""
-    row = (
-        await tx.execute(select(*_COLUMNS).where(proposals.c.id == proposal_id).with_for_update())
-    ).first()
+    row = (await tx.execute(select(*_COLUMNS).where(proposals.c.id == proposal_id).with_for_update())).first()
     return from_row(ProposalRecord, row) if row else None
 
 

@@ -21,9 +21,7 @@ from mneia.storage.tables import api_tokens
 
 PREFIX = "mneia_"
 
-_AUTHENTICATE = text(
-    "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)"
-)
+_AUTHENTICATE = text("SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)")
 
 
 def digest(token: str) -> str:
