@@ -379,11 +379,10 @@ async def test_r5_suggestions_concurrently_leave_one_pending_proposal(api: Api, 
     bodies = await asyncio.gather(
         *(api.post(world.agent.token, SUGGEST, {"i": item["id"]}) for _ in range(4))
     )
-    # A suggestion that loses the race may answer CONFLICT (the contract's "lost a race"); no
-    # other failure is acceptable, and every success names the one pending proposal.
-    ids = {body["data"]["suggestLoadBearing"]["id"] for body in bodies if body.get("data")}
-    codes = {error["extensions"]["code"] for body in bodies for error in body.get("errors") or []}
-    assert len(ids) == 1 and codes <= {"CONFLICT"}, bodies
+    # Suggesting is idempotent, also under a race: every caller gets the one pending proposal.
+    assert not any(body.get("errors") for body in bodies), bodies
+    ids = {body["data"]["suggestLoadBearing"]["id"] for body in bodies}
+    assert len(ids) == 1, bodies
     assert [r["status"] for r in await proposal_rows(api, item["id"])] == ["PENDING"]
 
 

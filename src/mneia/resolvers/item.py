@@ -155,13 +155,14 @@ async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
     context = info.context
     values = await validated_assertion(info, input, "input")
     contested = await contested_items(info, input.contradicts, "input.contradicts")
+    basis = optional_text(input.basis, "input.basis")
     if contested:
         values["status"] = "DISPUTED"
         values["status_reason"] = "contradicts " + ", ".join(str(record.id) for record in contested)
     async with refused_as("assertItem"):
         record = await item.create(context.tx, **values)
         for other in contested:
-            await dispute.open(context.tx, record, other, reason=values["basis"])  # type: ignore[arg-type]
+            await dispute.open(context.tx, record, other, reason=basis)
         if input.suggest_load_bearing:
             record = await suggest(info, record, reason=None)
     return Item.of(record)
@@ -211,9 +212,9 @@ async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearin
 
 
 async def suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
-    tx = info.context.tx
-    await proposal.create(
-        tx, project_id=record.project_id, kind="LOAD_BEARING", target_id=record.id, reason=reason
+    """Suggest that an item is load-bearing: a proposal for a human, the item flagged (R5)."""
+    await proposal.suggest_load_bearing(
+        info.context.tx, project_id=record.project_id, target_id=record.id, reason=reason
     )
     return await _change(info, record, "suggestLoadBearing", load_bearing_suggested=True)
 
@@ -224,12 +225,10 @@ async def suggest_load_bearing(
     record = await visible_item(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")
+    async with refused_as("suggestLoadBearing"):
+        await suggest(info, record, optional_text(reason, "reason"))
     pending = await proposal.pending_load_bearing(info.context.tx, record.id)
-    if pending is None:
-        async with refused_as("suggestLoadBearing"):
-            await suggest(info, record, optional_text(reason, "reason"))
-        pending = await proposal.pending_load_bearing(info.context.tx, record.id)
-        assert pending is not None
+    assert pending is not None, "a suggestion leaves a pending proposal"
     return Proposal.of(pending)
 
 

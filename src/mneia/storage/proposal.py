@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
@@ -111,6 +111,30 @@ async def of_project(tx: Tx, project_id: uuid.UUID, status: str | None) -> list[
         query = query.where(proposals.c.status == status)
     rows = await tx.execute(query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()))
     return [from_row(ProposalRecord, row) for row in rows]
+
+
+async def suggest_load_bearing(
+    tx: Tx, *, project_id: uuid.UUID, target_id: uuid.UUID, reason: str | None
+) -> None:
+    """Open a LOAD_BEARING proposal unless one is pending; concurrent suggestions make one."""
+    assert tx.workspace_id and tx.actor_id
+    await tx.execute(
+        pg_insert(proposals)
+        .values(
+            workspace_id=tx.workspace_id,
+            id=new_id(),
+            project_id=project_id,
+            kind="LOAD_BEARING",
+            target_id=target_id,
+            proposed_by=tx.actor_id,
+            reason=reason,
+        )
+        .on_conflict_do_nothing(
+            index_elements=[proposals.c.workspace_id, proposals.c.target_id],
+            # The predicate of the partial index proposals_one_pending_load_bearing, verbatim.
+            index_where=text("kind = 'LOAD_BEARING' AND status = 'PENDING'"),
+        )
+    )
 
 
 async def pending_load_bearing(tx: Tx, target_id: uuid.UUID) -> ProposalRecord | None:
