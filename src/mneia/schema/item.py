@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -18,7 +18,9 @@ from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
+from mneia.storage.actor import ActorRecord
 from mneia.storage.item import ItemRecord
+from mneia.storage.session import SessionRecord
 
 if TYPE_CHECKING:
     from mneia.schema.dispute import Dispute
@@ -34,44 +36,37 @@ class Confirmation:
 
 @strawberry.type(description="Who asserted an item, when, on what basis, from which session of which client.")
 class Provenance:
+    """Built whole from the asserter and the session, so its fields are plain values."""
+
+    asserted_by: Actor
+    actor_kind: ActorKind
     asserted_at: datetime
     basis: str | None
-    record: strawberry.Private[ItemRecord]
+    session: Session | None
+    partial: bool = strawberry.field(
+        description="True when any part of the chain item→session→client is missing."
+    )
+    missing: list[str] = strawberry.field(
+        description='What is missing, e.g. ["session"] or ["client.version", "deepLink"].'
+    )
 
-    @strawberry.field
-    def asserted_by(self, info: strawberry.Info) -> Actor:
-        return now_or_later(info.context.loaders.actor.load(self.record.asserted_by), Actor.of)
-
-    @strawberry.field
-    def actor_kind(self, info: strawberry.Info) -> ActorKind:
-        asserter = info.context.loaders.actor.load(self.record.asserted_by)
-        return now_or_later(asserter, lambda record: ActorKind(record.kind))
-
-    @strawberry.field
-    def session(self, info: strawberry.Info) -> Session | None:
-        if self.record.session_id is None:
-            return None
-        found = info.context.loaders.session.load(self.record.session_id)
-        return now_or_later(found, lambda record: Session.of(record) if record else None)
-
-    @strawberry.field(description="True when any part of the chain item→session→client is missing.")
-    def partial(self, info: strawberry.Info) -> bool:
-        return now_or_later(self._missing(info), bool)
-
-    @strawberry.field(description='What is missing, e.g. ["session"] or ["client.version", "deepLink"].')
-    def missing(self, info: strawberry.Info) -> list[str]:
-        return self._missing(info)
-
-    def _missing(self, info: strawberry.Info) -> Any:
-        if self.record.session_id is not None:
-            found = info.context.loaders.session.load(self.record.session_id)
-            return now_or_later(
-                found, lambda session: session.provenance_missing if session else [AGENT_OUTSIDE_SESSION]
-            )
-        # A person stating something directly is complete provenance; an agent
-        # outside any session cannot be traced back to a conversation (R13).
-        asserter = info.context.loaders.actor.load(self.record.asserted_by)
-        return now_or_later(asserter, lambda record: [] if record.is_human else [AGENT_OUTSIDE_SESSION])
+    @classmethod
+    def of(cls, record: ItemRecord, asserter: ActorRecord, session: SessionRecord | None) -> Provenance:
+        if record.session_id is not None:
+            missing = session.provenance_missing if session else [AGENT_OUTSIDE_SESSION]
+        else:
+            # A person stating something directly is complete provenance; an agent
+            # outside any session cannot be traced back to a conversation (R13).
+            missing = [] if asserter.is_human else [AGENT_OUTSIDE_SESSION]
+        return cls(
+            asserted_by=Actor.of(asserter),
+            actor_kind=ActorKind(asserter.kind),
+            asserted_at=record.asserted_at,
+            basis=record.basis,
+            session=Session.of(session) if session else None,
+            partial=bool(missing),
+            missing=missing,
+        )
 
 
 @strawberry.type
@@ -101,8 +96,15 @@ class Item:
         return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
-    def provenance(self) -> Provenance:
-        return Provenance(asserted_at=self.record.asserted_at, basis=self.record.basis, record=self.record)
+    def provenance(self, info: strawberry.Info) -> Provenance:
+        loaders, record = info.context.loaders, self.record
+        asserter = loaders.actor.load(record.asserted_by)
+        if record.session_id is None:
+            return now_or_later(asserter, lambda found: Provenance.of(record, found, None))
+        session = loaders.session.load(record.session_id)
+        return now_or_later(
+            asserter, lambda found: now_or_later(session, lambda held: Provenance.of(record, found, held))
+        )
 
     @strawberry.field(description="Null unless a human confirmed it.")
     def confirmation(self, info: strawberry.Info) -> Confirmation | None:

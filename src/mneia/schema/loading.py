@@ -25,6 +25,8 @@ def now_or_later(pending: Awaitable[V] | V, convert: Callable[[V], R]) -> Any:
         return convert(pending.result())  # type: ignore[union-attr]
 
     async def later() -> R:
-        return convert(await pending)
+        converted: Any = convert(await pending)
+        # ``convert`` may itself answer later (nested loads): settle it here.
+        return await converted if inspect.isawaitable(converted) else converted
 
     return later()
