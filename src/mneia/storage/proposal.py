@@ -113,23 +113,36 @@ async def of_project(tx: Tx, project_id: uuid.UUID, status: str | None) -> list[
     return [from_row(ProposalRecord, row) for row in rows]
 
 
+def _insert(
+    tx: Tx,
+    *,
+    project_id: uuid.UUID,
+    kind: str,
+    target_id: uuid.UUID,
+    reason: str | None,
+    replacement: dict[str, Any] | None = None,
+) -> Any:
+    """A new PENDING proposal by the caller."""
+    assert tx.workspace_id and tx.actor_id
+    return pg_insert(proposals).values(
+        workspace_id=tx.workspace_id,
+        id=new_id(),
+        project_id=project_id,
+        kind=kind,
+        target_id=target_id,
+        proposed_by=tx.actor_id,
+        reason=reason,
+        replacement=replacement,
+    )
+
+
 async def suggest_load_bearing(
     tx: Tx, *, project_id: uuid.UUID, target_id: uuid.UUID, reason: str | None
 ) -> None:
     """Open a LOAD_BEARING proposal unless one is pending; concurrent suggestions make one."""
-    assert tx.workspace_id and tx.actor_id
+    statement = _insert(tx, project_id=project_id, kind="LOAD_BEARING", target_id=target_id, reason=reason)
     await tx.execute(
-        pg_insert(proposals)
-        .values(
-            workspace_id=tx.workspace_id,
-            id=new_id(),
-            project_id=project_id,
-            kind="LOAD_BEARING",
-            target_id=target_id,
-            proposed_by=tx.actor_id,
-            reason=reason,
-        )
-        .on_conflict_do_nothing(
+        statement.on_conflict_do_nothing(
             index_elements=[proposals.c.workspace_id, proposals.c.target_id],
             # The predicate of the partial index proposals_one_pending_load_bearing, verbatim.
             index_where=text("kind = 'LOAD_BEARING' AND status = 'PENDING'"),
@@ -159,23 +172,10 @@ async def create(
     reason: str | None,
     replacement: dict[str, Any] | None = None,
 ) -> ProposalRecord:
-    assert tx.workspace_id and tx.actor_id
-    row = (
-        await tx.execute(
-            pg_insert(proposals)
-            .values(
-                workspace_id=tx.workspace_id,
-                id=new_id(),
-                project_id=project_id,
-                kind=kind,
-                target_id=target_id,
-                proposed_by=tx.actor_id,
-                reason=reason,
-                replacement=replacement,
-            )
-            .returning(*_COLUMNS)
-        )
-    ).one()
+    statement = _insert(
+        tx, project_id=project_id, kind=kind, target_id=target_id, reason=reason, replacement=replacement
+    )
+    row = (await tx.execute(statement.returning(*_COLUMNS))).one()
     return from_row(ProposalRecord, row)
 
 
