@@ -17,19 +17,10 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
 from mneia.errors import Unauthenticated
-from mneia.resolvers.context import Context
+from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
 from mneia.storage.database import transaction
 from mneia.storage.notification import Hub
-
-
-def bearer_token(authorization: str | None) -> str | None:
-    if not authorization:
-        return None
-    scheme, _, credentials = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not credentials.strip():
-        return None
-    return credentials.strip()
 
 
 class MneiaGraphQL(GraphQL):

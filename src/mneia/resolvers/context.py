@@ -49,6 +49,16 @@ class Loaders:
         self.disputes = _keyed(tx_of, dispute.involving)
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The credentials of an ``Authorization: Bearer …`` value; None for any other scheme."""
+    if not authorization:
+        return None
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        return None
+    return credentials.strip()
+
+
 @dataclass
 class Context:
     """One per HTTP request, or one per websocket connection.
@@ -81,8 +91,7 @@ class Context:
         given = params.get("Authorization") or params.get("authorization") or params.get("token")
         if not isinstance(given, str):
             return None
-        scheme, _, credentials = given.partition(" ")
-        return credentials.strip() if scheme.lower() == "bearer" else given.strip() or None
+        return bearer_token(given) if given.lower().startswith("bearer") else given.strip() or None
 
     @property
     def tx(self) -> Tx:

@@ -78,16 +78,7 @@ async def _replace(
         replacement = await item.create(context.tx, **values)
         previous = await item.change(context.tx, target.id, status="SUPERSEDED", status_reason=reason)
         if target.load_bearing and not carry:
-            await proposal.create(
-                context.tx,
-                project_id=replacement.project_id,
-                kind="LOAD_BEARING",
-                target_id=replacement.id,
-                reason=f"replaces load-bearing item {target.id}",
-            )
-            suggested = await item.change(context.tx, replacement.id, load_bearing_suggested=True)
-            assert suggested is not None
-            replacement = suggested
+            replacement = await suggest(info, replacement, reason=f"replaces load-bearing item {target.id}")
     assert previous is not None
     return previous, replacement
 
