@@ -62,6 +62,7 @@ from common import (
     BenchmarkBroken,
     ExplainingTx,
     Series,
+    bind,
     database_server,
     fresh_database,
     gql,
@@ -383,10 +384,10 @@ async def load(admin: AsyncEngine, world: World, rows: Sequence[dict[str, Any]])
             replaced.setdefault(row["context"], []).append((row["supersedes_id"], row["supersession_reason"]))
     async with owner_transaction(admin, world.workspace_id, world.alice.id) as tx:
         for context, batch in planned:
-            await tx.set_context(world.workspace_id, context)
+            await bind(tx, world.workspace_id, context)
             await insert_items(tx, batch)
         for context, pairs in replaced.items():
-            await tx.set_context(world.workspace_id, context)
+            await bind(tx, world.workspace_id, context)
             changed = await tx.execute(
                 _SUPERSEDE_ALL,
                 {
@@ -695,7 +696,7 @@ async def sql_share(url: str, world: World, runs: int, rng: random.Random) -> Sh
                 async with engine.connect() as connection:
                     tx = ExplainingTx(connection)
                     await connection.begin()
-                    await tx.set_context(world.workspace_id, reader.id)
+                    await token.authenticate(tx, reader.token)
                     records = await item.chain(tx, world.chain[position])
                     await connection.rollback()
                 if len(tx.plans) != 1 or len(records) != n:

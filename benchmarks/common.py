@@ -141,19 +141,29 @@ async def row_counts(admin: AsyncEngine, tables: Sequence[str]) -> dict[str, int
 
 
 # ---------------------------------------------------------------------------
-# Bulk load: as the owner role with the tenant context set, so the row-level
-# security policies and the authority triggers check every row as they would
-# for the server, and the AFTER INSERT trigger writes each item's events.
+# Bulk load: as the owner role bound to each writer in turn (mneia_bind, the
+# owner's own way in), so the row-level security policies check every row as
+# they would for the server and the AFTER INSERT trigger writes each item's
+# events. The authority guards trust an administrator's session (it could
+# drop them), which is what lets a year of history carry its own times.
+
+_BIND = text("SELECT mneia_bind(CAST(:workspace AS uuid), CAST(:actor AS uuid))")
+
+
+async def bind(tx: Tx, workspace_id: uuid.UUID, actor_id: uuid.UUID) -> None:
+    """Act for ``actor_id`` from now on in this owner transaction."""
+    await tx.execute(_BIND, {"workspace": str(workspace_id), "actor": str(actor_id)})
+    tx.workspace_id, tx.actor_id = workspace_id, actor_id
 
 
 @asynccontextmanager
 async def owner_transaction(
     admin: AsyncEngine, workspace_id: uuid.UUID, actor_id: uuid.UUID
 ) -> AsyncIterator[Tx]:
-    """One transaction as ``mneia_owner`` on behalf of ``actor_id``; ``set_context`` may switch."""
+    """One transaction as ``mneia_owner`` on behalf of ``actor_id``; ``bind`` may switch."""
     async with transaction(admin) as tx:
         await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-        await tx.set_context(workspace_id, actor_id)
+        await bind(tx, workspace_id, actor_id)
         yield tx
 
 
@@ -357,7 +367,7 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
 
 
 # ---------------------------------------------------------------------------
-# The database's share: EXPLAIN ANALYZE as mneia_app, context set
+# The database's share: EXPLAIN ANALYZE as mneia_app, bound by a reader's token
 
 
 class ExplainingTx(Tx):

@@ -389,7 +389,7 @@ async def sql_share(
             async with engine.connect() as connection:
                 tx = ExplainingTx(connection)
                 await connection.begin()
-                await tx.set_context(space.id, reader.id)
+                await token.authenticate(tx, reader.token)
                 found = await item.page(tx, project_id, item.ItemFilter(), first=50, after=None)
                 await found.count()
                 await connection.rollback()

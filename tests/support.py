@@ -5,10 +5,12 @@ Three ways in, each for one purpose:
   past every policy), so comparing two snapshots proves that nothing at all
   was inserted, updated or deleted;
 - ``as_caller`` runs raw SQL as the server's role (``mneia_app``) bound to a
-  caller (``as_nobody``: bound to no one), always rolled back, to prove what
-  the database itself refuses (``refused``, ``denied``);
-- ``as_owner`` writes as the migrations' owner role with a caller's context
-  (still bound by row-level security, which is FORCEd), for bulk fixtures.
+  caller by that caller's token, exactly as the server binds a request
+  (``as_nobody``: bound to no one), always rolled back, to prove what the
+  database itself refuses (``refused``, ``denied``);
+- ``as_owner`` writes as the migrations' owner role bound to a caller (still
+  under row-level security, which is FORCEd, but trusted by the authority
+  guards, as an administrator loading data is), for bulk fixtures.
 
 The GraphQL operations more than one test module sends stand at the end, with
 ``refused_as_bad_input`` (R14's answer to wrong input, checked on the whole database)
@@ -29,10 +31,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import OWNER_ROLE
 from mneia.storage.tables import items, metadata
+from mneia.storage.token import digest
+from tests.graphql import Who
 
 if TYPE_CHECKING:
     from tests.graphql import Api, World
 
+AUTHENTICATE = text("SELECT id FROM mneia_authenticate(:digest)")
+# What a forger would try: the context's settings, written by hand.
 SET_CONTEXT = text(
     "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
 )
@@ -86,11 +92,17 @@ async def as_nobody(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
             await connection.rollback()
 
 
+async def authenticate(connection: AsyncConnection, who: Who) -> None:
+    """Bind the connection's transaction to ``who``, by its token, as the server does."""
+    bound = (await connection.execute(AUTHENTICATE, {"digest": digest(who.token)})).scalar_one_or_none()
+    assert bound == uuid.UUID(who.id), "the token authenticates its actor"
+
+
 @asynccontextmanager
-async def as_caller(engine: AsyncEngine, workspace_id: str, actor_id: str) -> AsyncIterator[AsyncConnection]:
-    """A transaction as the server's role (mneia_app) bound to a caller; always rolled back."""
+async def as_caller(engine: AsyncEngine, who: Who) -> AsyncIterator[AsyncConnection]:
+    """A transaction as the server's role (mneia_app) bound to ``who``; always rolled back."""
     async with as_nobody(engine) as connection:
-        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
+        await authenticate(connection, who)
         yield connection
 
 
@@ -113,13 +125,7 @@ async def denied(connection: AsyncConnection, statement: str, **params: Any) -> 
 
 
 async def denied_on_a_visible_row(
-    engine: AsyncEngine,
-    admin_engine: AsyncEngine,
-    workspace_id: str,
-    actor_id: str,
-    table: str,
-    row_id: str,
-    statement: str,
+    engine: AsyncEngine, admin_engine: AsyncEngine, who: Who, table: str, row_id: str, statement: str
 ) -> None:
     """``statement`` (``:id`` is ``row_id``) is ``denied`` to a caller who sees the row; nothing changes.
 
@@ -128,28 +134,26 @@ async def denied_on_a_visible_row(
     """
     rows_of = metadata.tables[table]
     before = await database_state(admin_engine)
-    async with as_caller(engine, workspace_id, actor_id) as connection:
+    async with as_caller(engine, who) as connection:
         seen = select(func.count()).select_from(rows_of).where(rows_of.c.id == uuid.UUID(row_id))
         assert (await connection.execute(seen)).scalar_one() == 1
         await denied(connection, statement, id=row_id)
     assert await database_state(admin_engine) == before
 
 
-async def visible_item_ids(engine: AsyncEngine, workspace_id: str, actor_id: str) -> set[str]:
+async def visible_item_ids(engine: AsyncEngine, who: Who) -> set[str]:
     """R1/R2: the ids ``SELECT id FROM items`` returns as mneia_app for that actor."""
-    async with as_caller(engine, workspace_id, actor_id) as connection:
+    async with as_caller(engine, who) as connection:
         found = await connection.execute(select(items.c.id))
         return {str(row.id) for row in found}
 
 
 @asynccontextmanager
-async def as_owner(
-    admin_engine: AsyncEngine, workspace_id: str, actor_id: str
-) -> AsyncIterator[AsyncConnection]:
-    """A committed transaction as the owner role with a caller's context (for bulk fixtures)."""
+async def as_owner(admin_engine: AsyncEngine, who: Who) -> AsyncIterator[AsyncConnection]:
+    """A committed transaction as the owner role bound to ``who`` (for bulk fixtures)."""
     async with admin_engine.connect() as connection, connection.begin():
         await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-        await connection.execute(SET_CONTEXT, {"ws": workspace_id, "actor": actor_id})
+        await authenticate(connection, who)
         yield connection
 
 

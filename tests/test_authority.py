@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.graphql import Api, World
+from tests.graphql import Api, Who, World
 from tests.support import (
     ADD_PROJECT_MEMBER,
     ADD_TEAM_MEMBER,
@@ -41,17 +41,15 @@ from tests.support import (
 # --- helpers -----------------------------------------------------------------------------------
 
 
-async def refused_to(
-    engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any
-) -> DBAPIError:
+async def refused_to(engine: AsyncEngine, who: Who, sql: str, **params: Any) -> DBAPIError:
     """Run one statement as the server's role for this caller; it must be refused with 42501."""
-    async with as_caller(engine, workspace_id, actor_id) as connection:
+    async with as_caller(engine, who) as connection:
         return await refused(connection, sql, **params)
 
 
-async def accepted(engine: AsyncEngine, workspace_id: str, actor_id: str, sql: str, **params: Any) -> int:
+async def accepted(engine: AsyncEngine, who: Who, sql: str, **params: Any) -> int:
     """Run one statement as the server's role for this caller; it must succeed (then roll back)."""
-    async with as_caller(engine, workspace_id, actor_id) as connection:
+    async with as_caller(engine, who) as connection:
         result = await connection.execute(text(sql), params)
         return result.rowcount
 
@@ -198,18 +196,18 @@ async def test_r3_database_refuses_authority_attributed_to_an_agent(
     api: Api, engine: AsyncEngine, world: World, statement: str
 ) -> None:
     item = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Cache for 5 min")
-    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+    agent, human = world.agent.id, world.human.id
 
-    error = await refused_to(engine, ws, agent, statement, by=agent, item=item["id"])
+    error = await refused_to(engine, world.agent, statement, by=agent, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # An agent cannot launder it by naming a human as the author either.
-    error = await refused_to(engine, ws, agent, statement, by=human, item=item["id"])
+    error = await refused_to(engine, world.agent, statement, by=human, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # Nor can anyone attribute it to an agent from a human's context.
-    error = await refused_to(engine, ws, human, statement, by=agent, item=item["id"])
+    error = await refused_to(engine, world.human, statement, by=agent, item=item["id"])
     assert "HUMAN_REQUIRED" in str(error.orig)
     # Control: the human, in their own name, may.
-    assert await accepted(engine, ws, human, statement, by=human, item=item["id"]) == 1
+    assert await accepted(engine, world.human, statement, by=human, item=item["id"]) == 1
     assert (await item_row(api.admin_engine, item["id"]))["confirmed_by"] is None  # all rolled back
 
 
@@ -219,11 +217,11 @@ async def test_r3_database_refuses_an_agent_inserting_a_confirmed_item(
     ws, agent, human, project = world.workspace_id, world.agent.id, world.human.id, world.project_id
     for by in (agent, human):
         error = await refused_to(
-            engine, ws, agent, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=agent, by=by
+            engine, world.agent, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=agent, by=by
         )
         assert "HUMAN_REQUIRED" in str(error.orig)
     inserted = await accepted(
-        engine, ws, human, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=human, by=human
+        engine, world.human, INSERT_CONFIRMED_ITEM, ws=ws, project=project, asserter=human, by=human
     )
     assert inserted == 1
 
@@ -233,27 +231,29 @@ async def test_r3_database_refuses_an_agent_creating_actors_or_tokens(
 ) -> None:
     ws, agent, human = world.workspace_id, world.agent.id, world.human.id
     for kind in ("HUMAN", "AGENT"):
-        await refused_to(engine, ws, agent, INSERT_ACTOR, ws=ws, kind=kind, by=agent)
-    await refused_to(engine, ws, agent, INSERT_TOKEN, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=agent)
-    await refused_to(engine, ws, agent, INSERT_TOKEN, ws=ws, owner=human, hash=uuid.uuid4().hex, by=agent)
+        await refused_to(engine, world.agent, INSERT_ACTOR, ws=ws, kind=kind, by=agent)
+    await refused_to(engine, world.agent, INSERT_TOKEN, ws=ws, owner=agent, hash=uuid.uuid4().hex, by=agent)
+    await refused_to(engine, world.agent, INSERT_TOKEN, ws=ws, owner=human, hash=uuid.uuid4().hex, by=agent)
     # Controls: a human may do both.
-    assert await accepted(engine, ws, human, INSERT_ACTOR, ws=ws, kind="AGENT", by=human) == 1
+    assert await accepted(engine, world.human, INSERT_ACTOR, ws=ws, kind="AGENT", by=human) == 1
     token_hash = uuid.uuid4().hex
-    assert await accepted(engine, ws, human, INSERT_TOKEN, ws=ws, owner=agent, hash=token_hash, by=human) == 1
+    assert (
+        await accepted(engine, world.human, INSERT_TOKEN, ws=ws, owner=agent, hash=token_hash, by=human) == 1
+    )
 
 
 async def test_r3_database_refuses_a_proposal_decision_by_an_agent(
     api: Api, engine: AsyncEngine, stage: Stage
 ) -> None:
     world = stage.world
-    ws, agent, human = world.workspace_id, world.agent.id, world.human.id
+    agent, human = world.agent.id, world.human.id
     (pending,) = await proposal_rows(api, stage.item_id)
-    decide = "UPDATE proposals SET status = 'ACCEPTED', decided_by = :by, decided_at = now() WHERE id = :p"
-    error = await refused_to(engine, ws, agent, decide, by=agent, p=str(pending["id"]))
+    decide = "UPDATE proposals SET status = 'REJECTED', decided_by = :by, decided_at = now() WHERE id = :p"
+    error = await refused_to(engine, world.agent, decide, by=agent, p=str(pending["id"]))
     assert "HUMAN_REQUIRED" in str(error.orig)
-    error = await refused_to(engine, ws, agent, decide, by=human, p=str(pending["id"]))
+    error = await refused_to(engine, world.agent, decide, by=human, p=str(pending["id"]))
     assert "HUMAN_REQUIRED" in str(error.orig)
-    assert await accepted(engine, ws, human, decide, by=human, p=str(pending["id"])) == 1
+    assert await accepted(engine, world.human, decide, by=human, p=str(pending["id"])) == 1
     assert (await proposal_rows(api, stage.item_id))[0]["status"] == "PENDING"
 
 

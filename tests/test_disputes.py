@@ -416,8 +416,7 @@ async def test_r6_server_role_cannot_erase_or_rewrite_a_dispute(
     await denied_on_a_visible_row(
         engine,
         api.admin_engine,
-        world.workspace_id,
-        world.human.id,
+        world.human,
         "disputes",
         open_dispute["id"],
         statement,

@@ -162,7 +162,7 @@ async def test_r6_server_role_cannot_erase_or_rewrite(
 ) -> None:
     before = await events_of(api.admin_engine, history["item"])
     # In the human's context, the most powerful caller there is.
-    async with as_caller(engine, world.workspace_id, world.human.id) as connection:
+    async with as_caller(engine, world.human) as connection:
         await denied(connection, statement, item=history["item"])
     assert await events_of(api.admin_engine, history["item"]) == before
 
@@ -171,7 +171,7 @@ async def test_r6_server_role_may_change_what_it_is_granted(
     api: Api, engine: AsyncEngine, world: World, history: dict[str, str]
 ) -> None:
     """The control: the same connection and context may make a granted, logged change."""
-    async with as_caller(engine, world.workspace_id, world.human.id) as connection:
+    async with as_caller(engine, world.human) as connection:
         result = await connection.execute(
             text("UPDATE items SET last_verified_at = now() WHERE id = :item"), {"item": history["item"]}
         )

@@ -282,24 +282,28 @@ async def test_r5_human_replacement_of_a_load_bearing_item_stays_load_bearing(ap
     assert pending["proposals"] == []
 
 
-async def test_r5_agent_replacement_of_a_load_bearing_item_is_only_suggested(api: Api, world: World) -> None:
-    statements = ("Rate limit 100/s", "Rate limit 200/s")
-    result = await supersede_load_bearing(api, world, world.agent, world.agent, statements, "new hardware")
+async def test_r5_r7_agent_replacement_of_an_unconfirmed_load_bearing_item_waits_for_a_human(
+    api: Api, world: World
+) -> None:
+    """Load-bearing is a human's ruling even on an item nobody confirmed: an agent only proposes."""
+    old = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Rate limit 100/s")
+    await api.run(world.human.token, SET_LOAD_BEARING, i=old["id"])
+    before = await database_state(api.admin_engine)
+    replacing = supersession(world.project_id, old["id"], "Rate limit 200/s", "new hardware")
 
-    assert result["__typename"] == "Superseded"
-    replacement = result["replacement"]
-    assert (replacement["loadBearing"], replacement["loadBearingSuggested"]) == (False, True)
-    row = await item_row(api.admin_engine, replacement["id"])
-    assert (row["load_bearing"], row["load_bearing_set_by"]) == (False, None)
-    pending = (await api.run(world.human.token, LIST, p=world.project_id, s="PENDING"))["proposals"]
-    assert [(p["kind"], p["target"]["id"], p["proposedBy"]["id"]) for p in pending] == [
-        ("LOAD_BEARING", replacement["id"], world.agent.id)
-    ]
+    result = (await api.run(world.agent.token, SUPERSEDE, **replacing))["supersedeItem"]
 
-    # The human accepts it: the guarantee is back, settled by the human.
-    await decide(api, world.human.token, pending[0]["id"], True)
-    found = await read(api, world.agent.token, replacement["id"])
-    assert (found["loadBearing"], found["loadBearingSuggested"]) == (True, False)
+    assert result["__typename"] == "PendingConfirmation"
+    assert changed_tables(before, await database_state(api.admin_engine)) == {"proposals"}
+    untouched = await read(api, world.agent.token, old["id"])
+    assert (untouched["status"], untouched["loadBearing"]) == ("ACTIVE", True)
+
+    # The human accepts it: the replacement is the agent's, confirmed, and keeps the guarantee.
+    decided = await decide(api, world.human.token, result["proposal"]["id"], True)
+    replacement = decided["result"]
+    assert (replacement["loadBearing"], replacement["authority"]) == (True, "HUMAN_CONFIRMED")
+    assert replacement["provenance"]["assertedBy"]["id"] == world.agent.id
+    assert (await read(api, world.agent.token, old["id"]))["status"] == "SUPERSEDED"
 
 
 async def test_r5_accepted_supersession_of_a_load_bearing_item_is_load_bearing(
@@ -369,7 +373,7 @@ async def test_r6_server_role_cannot_erase_or_rewrite_a_proposal(
     _, proposal = await propose_replacement(api, world)
     await decide(api, world.human.token, proposal["id"], True)
     await denied_on_a_visible_row(
-        engine, api.admin_engine, world.workspace_id, world.human.id, "proposals", proposal["id"], statement
+        engine, api.admin_engine, world.human, "proposals", proposal["id"], statement
     )
 
 

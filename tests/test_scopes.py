@@ -107,7 +107,7 @@ async def _check(api: Api, engine: AsyncEngine, cast: Cast, item_id: str, seen_b
         expected = name in seen_by
         by_id = await api.run(who.token, "query($i: ID!) { item(id: $i) { id } }", i=item_id)
         assert (by_id["item"] is not None) == expected, (name, by_id)
-        raw = await visible_item_ids(engine, cast.workspace_of(name), who.id)
+        raw = await visible_item_ids(engine, who)
         assert (item_id in raw) == expected, name
         if name == "stranger":
             assert_code(await api.fail(who.token, COUNT_ITEMS, p=cast.project_id), "NOT_FOUND")

@@ -227,7 +227,7 @@ async def check_actor(api: Api, engine: AsyncEngine, world: list[Built], home: B
             assert_code(await api.fail(who.token, COUNT_ITEMS, p=project_id), "NOT_FOUND")
 
     # And the database itself, as the server's role with this actor's context.
-    assert await visible_item_ids(engine, home.workspace_id, who.id) == expected
+    assert await visible_item_ids(engine, who) == expected
 
 
 @settings(

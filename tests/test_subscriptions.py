@@ -177,7 +177,7 @@ class Served:
         only place where it shows (read here to synchronise, never asserted).
         """
         async with asyncio.timeout(READY):
-            while len(self.hub._queues) != count:  # noqa: ASYNC110 - nothing to wait on but a poll
+            while self.hub.subscribers != count:  # noqa: ASYNC110 - nothing to wait on but a poll
                 await asyncio.sleep(0.01)
 
 

@@ -249,23 +249,24 @@ INSERT_SUCCESSOR = text(
 async def test_r7_unique_index_forbids_a_second_successor(
     api: Api, engine: AsyncEngine, world: World
 ) -> None:
-    """Without any application code, the server's role cannot fork a chain (items_one_successor)."""
-    replaced = await api.assert_item(world.agent.token, projectId=world.project_id, statement="v1")
-    await supersede(api, world.agent.token, world, replaced["id"], "v2", "bump")
+    """Without any application code, the server's role cannot fork a chain (items_one_successor).
+
+    The authority guard already refuses a successor of an item that is no longer
+    ACTIVE; the unique index is what holds while the first replacement's
+    transaction has not yet marked the target SUPERSEDED.
+    """
     free = await api.assert_item(world.agent.token, projectId=world.project_id, statement="free")
     params = {"ws": world.workspace_id, "project": world.project_id, "actor": world.agent.id}
     before = await database_state(api.admin_engine)
 
-    # Control: the same statement for an item that has no successor yet goes through.
-    async with as_caller(engine, world.workspace_id, world.agent.id) as connection:
+    async with as_caller(engine, world.agent) as connection:
+        # Control: the first successor goes through.
         inserted = await connection.execute(
             INSERT_SUCCESSOR, {**params, "id": new_id(), "target": free["id"]}
         )
         assert inserted.rowcount == 1
-
-    async with as_caller(engine, world.workspace_id, world.agent.id) as connection:
         with pytest.raises(DBAPIError) as caught:
-            await connection.execute(INSERT_SUCCESSOR, {**params, "id": new_id(), "target": replaced["id"]})
+            await connection.execute(INSERT_SUCCESSOR, {**params, "id": new_id(), "target": free["id"]})
     assert sqlstate(caught.value) == UNIQUE_VIOLATION, caught.value
     assert constraint_of(caught.value) == "items_one_successor"
     assert await database_state(api.admin_engine) == before
@@ -294,7 +295,7 @@ async def bulk_chain(api: Api, world: World, length: int) -> list[str]:
         }
         for number, item_id in enumerate(ids)
     ]
-    async with as_owner(api.admin_engine, world.workspace_id, world.agent.id) as connection:
+    async with as_owner(api.admin_engine, world.agent) as connection:
         await connection.execute(
             text(
                 "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by,"

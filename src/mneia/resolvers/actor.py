@@ -19,6 +19,6 @@ async def create_actor(info: strawberry.Info, kind: ActorKind, name: str) -> Act
     context = info.context
     creator = context.require_human("createActor")
     async with refused_as("createActor"):
-        record = await actor.create(context.tx, creator.workspace_id, kind.value, name_text(name), creator.id)
+        record = await actor.create(context.tx, creator.workspace_id, kind, name_text(name), creator.id)
         secret = await token.create(context.tx, creator.workspace_id, record.id, created_by=creator.id)
     return ActorWithToken(actor=Actor.of(record), token=secret)

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.dataloader import DataLoader
 
 from mneia.errors import HumanRequired, Unauthenticated
+from mneia.resolvers.redaction import redacted
 from mneia.resolvers.rendering import rendered
 from mneia.storage import actor, dispute, item, project, session, team, token
 from mneia.storage.actor import ActorRecord
@@ -47,6 +48,7 @@ class Loaders:
         self.successor = _keyed(tx_of, item.successors)
         self.chain = _keyed(tx_of, item.chains)
         self.disputes = _keyed(tx_of, dispute.involving)
+        self.dispute = _keyed(tx_of, dispute.by_ids)
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -142,6 +144,10 @@ class Context:
     async def render(self, record: item.ItemRecord) -> str:
         """The item as one line of text, its authority first (R4)."""
         return await rendered(self, record)
+
+    async def redact(self, text: str | None) -> str | None:
+        """A reason as this reader may see it: ids of what it cannot see are hidden."""
+        return await redacted(self, text)
 
     def require_human(self, operation: str) -> ActorRecord:
         """R3: refuse an agent before anything is written."""

@@ -10,16 +10,17 @@ from __future__ import annotations
 import uuid
 
 import strawberry
-from sqlalchemy import func
 
-from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, NotFound
+from mneia.errors import BadInput, Conflict, NotFound
+from mneia.resolvers.authority import CHANGEABLE, require_status_change
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
-from mneia.resolvers.item import visible_item
+from mneia.resolvers.item import changed, visible_item
 from mneia.schema.dispute import Dispute
 from mneia.schema.enums import DisputeStatus, ProposalStatus
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, item, project, proposal
 from mneia.storage.failures import refused_as
+from mneia.vocabulary import ItemStatus
 
 
 async def dispute_item(
@@ -34,22 +35,19 @@ async def dispute_item(
         raise BadInput("contestedId", "an item cannot contradict itself")
     if newcomer.project_id != contested.project_id:
         raise BadInput("contestedId", "is in another project")
-    if contested.status != "ACTIVE":
+    if contested.status != ItemStatus.ACTIVE:
         raise Conflict(f"disputeItem: item {contested.id} is {contested.status}, not ACTIVE")
-    if newcomer.status not in ("ACTIVE", "DISPUTED"):
+    if newcomer.status not in CHANGEABLE:
         raise Conflict(f"disputeItem: item {newcomer.id} is {newcomer.status}")
-    if newcomer.confirmed_by is not None and not context.actor.is_human:
-        raise HumanRequired("disputeItem with a human-confirmed item as the contradicting side")
     existing = await dispute.open_between(tx, newcomer.id, contested.id)
     if existing is not None:
         return Dispute.of(existing)
-    locked = await item.lock(tx, newcomer.id)
-    if locked is None:
-        raise Forbidden("disputeItem: you are not a member of this item's project")
+    locked = changed(await item.lock(tx, newcomer.id), "disputeItem")
     async with refused_as("disputeItem"):
-        if locked.status == "ACTIVE":
-            reason_text = f"contradicts {contested.id}: {why}"
-            await item.change(tx, locked.id, status="DISPUTED", status_reason=reason_text)
+        if locked.status == ItemStatus.ACTIVE:
+            # Disputing an item a human ruled on changes its status: a human's act.
+            require_status_change(context.actor, locked, "disputeItem with it as the contradicting side")
+            await item.mark_disputed(tx, locked.id, contested.id, why)
         opened = await dispute.open(tx, locked, contested, reason=why)
     return Dispute.of(opened)
 
@@ -58,7 +56,7 @@ async def resolve_dispute(
     info: strawberry.Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
 ) -> Dispute:
     context = info.context
-    human = context.require_human("resolveDispute")
+    context.require_human("resolveDispute")
     tx = context.tx
     key = parse_id(id, "id")
     keep = parse_id(keep_item_id, "keepItemId")
@@ -66,28 +64,27 @@ async def resolve_dispute(
     found = await dispute.lock(tx, key)
     if found is None:
         raise NotFound("dispute", id)
-    if found.status != "OPEN":
-        raise Conflict("resolveDispute: the dispute is already resolved", currentStatus=found.status)
+    if found.status != DisputeStatus.OPEN:
+        raise Conflict("resolveDispute: the dispute is already resolved", currentStatus=found.status.value)
     if keep not in (found.item_id, found.contested_id):
         raise BadInput("keepItemId", "must be one of the dispute's two items")
     other = found.contested_id if keep == found.item_id else found.item_id
-    kept, dropped = await item.lock(tx, keep), await item.lock(tx, other)
-    if kept is None or dropped is None:
-        raise Forbidden("resolveDispute: you must be able to change both items")
+    kept = changed(await item.lock(tx, keep), "resolveDispute")
+    dropped = changed(await item.lock(tx, other), "resolveDispute")
 
     async with refused_as("resolveDispute"):
         resolved = await dispute.resolve(tx, key, keep, why)
         suffix = f": {why}" if why else ""
-        kept_values: dict[str, object] = {"status_reason": f"kept when dispute {key} was resolved{suffix}"}
-        if kept.status == "DISPUTED" and await dispute.open_against(tx, keep) == 0:
-            kept_values["status"] = "ACTIVE"
-        if kept.confirmed_by is None:
-            kept_values.update(confirmed_by=human.id, confirmed_at=func.now())
-        await item.change(tx, keep, **kept_values)
-        if dropped.status in ("ACTIVE", "DISPUTED"):
-            await item.change(
-                tx, other, status="RETIRED", status_reason=f"dropped when dispute {key} was resolved{suffix}"
-            )
+        # Still DISPUTED while it contradicts anything else, seen by this human or not.
+        reactivate = kept.status == ItemStatus.DISPUTED and not await item.still_contesting(tx, keep)
+        active = reactivate or kept.status == ItemStatus.ACTIVE
+        # Keeping it is a ruling: it is confirmed by this human as soon as it is ACTIVE.
+        confirm = active and kept.confirmed_by is None
+        await item.keep(
+            tx, keep, f"kept when dispute {key} was resolved{suffix}", reactivate=reactivate, confirm=confirm
+        )
+        if dropped.status in CHANGEABLE:
+            await item.retire(tx, other, f"dropped when dispute {key} was resolved{suffix}")
     return Dispute.of(resolved)
 
 
@@ -102,7 +99,7 @@ async def list_disputes(
     info: strawberry.Info, project_id: strawberry.ID, status: DisputeStatus | None = None
 ) -> list[Dispute]:
     key = await _project_key(info, project_id)
-    found = await dispute.of_project(info.context.tx, key, status.value if status else None)
+    found = await dispute.of_project(info.context.tx, key, status)
     return [Dispute.of(record) for record in found]
 
 
@@ -110,5 +107,5 @@ async def list_proposals(
     info: strawberry.Info, project_id: strawberry.ID, status: ProposalStatus | None = None
 ) -> list[Proposal]:
     key = await _project_key(info, project_id)
-    found = await proposal.of_project(info.context.tx, key, status.value if status else None)
+    found = await proposal.of_project(info.context.tx, key, status)
     return [Proposal.of(record) for record in found]

@@ -1,8 +1,9 @@
 """Items: assert, read, confirm, settle load-bearing, retire, verify.
 
 Who may do what: any member of the project (directly or through its team) may
-assert, suggest, verify and retire an unconfirmed item; confirming, settling
-load-bearing and retiring a human-confirmed item are for humans (R3, R5).
+assert, suggest and verify, and retire an item nobody ruled on; confirming,
+settling load-bearing, and changing the status of an item a human confirmed
+or made load-bearing are for humans (R3, R5; resolvers.authority).
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
-from sqlalchemy import func
 
-from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, NotFound
+from mneia.errors import BadInput, Conflict, Forbidden, NotFound
+from mneia.resolvers.authority import require_changeable, require_status_change
 from mneia.resolvers.inputs import (
     confidence,
     decode_cursor,
@@ -27,9 +28,8 @@ from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageI
 from mneia.schema.proposal import Proposal
 from mneia.storage import actor, dispute, item, project, proposal, session
 from mneia.storage.failures import refused_as
-from mneia.storage.item import ItemRecord
-
-CHANGEABLE = ("ACTIVE", "DISPUTED")
+from mneia.storage.item import ItemRecord, NewItem
+from mneia.vocabulary import ItemStatus, Scope
 
 
 async def get_item(info: strawberry.Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
@@ -57,8 +57,8 @@ async def list_items(
         context.tx,
         project_key,
         item.ItemFilter(
-            kinds=[kind.value for kind in wanted.kinds or []],
-            statuses=[status.value for status in wanted.statuses or []],
+            kinds=list(wanted.kinds or []),
+            statuses=list(wanted.statuses or []),
             load_bearing=wanted.load_bearing,
             text=optional_text(wanted.text, "filter.text", 500),
         ),
@@ -75,8 +75,8 @@ async def list_items(
     )
 
 
-async def validated_assertion(info: strawberry.Info, data: AssertItemInput, field: str) -> dict[str, object]:
-    """Check an assertion's input and return the item's column values. Writes nothing."""
+async def validated_assertion(info: strawberry.Info, data: AssertItemInput, field: str) -> NewItem:
+    """Check an assertion's input and return what it states. Writes nothing."""
     context = info.context
     tx = context.tx
     project_key = parse_id(data.project_id, f"{field}.projectId")
@@ -85,11 +85,11 @@ async def validated_assertion(info: strawberry.Info, data: AssertItemInput, fiel
     if not await project.works_in(tx, project_key):
         raise Forbidden(f"{field}.projectId: you are not a member of this project")
 
-    scope = data.scope.value if data.scope else "PROJECT"
+    scope = Scope(data.scope) if data.scope else Scope.PROJECT
     grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")
-    if scope == "GRANTS" and not grants:
+    if scope == Scope.GRANTS and not grants:
         raise BadInput(f"{field}.grantActorIds", "scope GRANTS needs at least one actor")
-    if scope != "GRANTS" and grants:
+    if scope != Scope.GRANTS and grants:
         raise BadInput(f"{field}.grantActorIds", "only allowed with scope GRANTS")
     if grants:
         known = await actor.by_ids(tx, grants)
@@ -113,26 +113,20 @@ async def validated_assertion(info: strawberry.Info, data: AssertItemInput, fiel
         if found.ended_at is not None:
             raise BadInput(f"{field}.sessionId", "has ended; start a new session")
 
-    values: dict[str, object] = {
-        "project_id": project_key,
-        "kind": data.kind.value,
-        "statement": required_text(data.statement, f"{field}.statement"),
-        "details": optional_text(data.details, f"{field}.details"),
-        "basis": optional_text(data.basis, f"{field}.basis"),
-        "confidence": confidence(data.confidence, f"{field}.confidence"),
-        "scope": scope,
-        "grant_actor_ids": sorted(set(grants)),
-        "asserted_by": context.actor.id,
-        "session_id": session_key,
-        "valid_from": data.valid_from,
-        "valid_to": data.valid_to,
-        "decay_after": data.decay_after,
-    }
-    if context.actor.is_human:
-        # A person asserting something has read it and said yes (human-confirmed).
-        values["confirmed_by"] = context.actor.id
-        values["confirmed_at"] = func.now()
-    return values
+    return NewItem(
+        project_id=project_key,
+        kind=data.kind,
+        statement=required_text(data.statement, f"{field}.statement"),
+        details=optional_text(data.details, f"{field}.details"),
+        basis=optional_text(data.basis, f"{field}.basis"),
+        confidence=confidence(data.confidence, f"{field}.confidence"),
+        scope=scope,
+        grant_actor_ids=tuple(sorted(set(grants))),
+        session_id=session_key,
+        valid_from=data.valid_from,
+        valid_to=data.valid_to,
+        decay_after=data.decay_after,
+    )
 
 
 async def contested_items(
@@ -146,23 +140,24 @@ async def contested_items(
         record = found.get(key)
         if record is None:
             raise NotFound("item", key)
-        if record.status != "ACTIVE":
-            raise Conflict(f"{field}: item {key} is {record.status}, not ACTIVE", currentStatus=record.status)
+        if record.status != ItemStatus.ACTIVE:
+            raise Conflict(
+                f"{field}: item {key} is {record.status}, not ACTIVE", currentStatus=record.status.value
+            )
     return [found[key] for key in dict.fromkeys(keys)]
 
 
 async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
     context = info.context
-    values = await validated_assertion(info, input, "input")
+    new = await validated_assertion(info, input, "input")
     contested = await contested_items(info, input.contradicts, "input.contradicts")
-    basis = optional_text(input.basis, "input.basis")
-    if contested:
-        values["status"] = "DISPUTED"
-        values["status_reason"] = "contradicts " + ", ".join(str(record.id) for record in contested)
     async with refused_as("assertItem"):
-        record = await item.create(context.tx, **values)
+        # A person stating something has read it and said yes: human-confirmed.
+        record = await item.create(
+            context.tx, new, confirmed=context.actor.is_human, contradicts=[other.id for other in contested]
+        )
         for other in contested:
-            await dispute.open(context.tx, record, other, reason=basis)
+            await dispute.open(context.tx, record, other, reason=new.basis)
         if input.suggest_load_bearing:
             record = await suggest(info, record, reason=None)
     return Item.of(record)
@@ -175,48 +170,41 @@ async def visible_item(info: strawberry.Info, id: strawberry.ID, field: str = "i
     return record
 
 
-async def _change(info: strawberry.Info, record: ItemRecord, operation: str, **values: object) -> ItemRecord:
-    async with refused_as(operation):
-        changed = await item.change(info.context.tx, record.id, **values)
-    if changed is None:
+def changed(record: ItemRecord | None, operation: str) -> ItemRecord:
+    """The result of a named update; None means the caller does not work in the item's project."""
+    if record is None:
         raise Forbidden(f"{operation}: you are not a member of this item's project")
-    return changed
+    return record
 
 
 async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
-    human = info.context.require_human("confirmItem")
+    info.context.require_human("confirmItem")
     record = await visible_item(info, id)
-    if record.status != "ACTIVE":
+    if record.status != ItemStatus.ACTIVE:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
     if record.confirmed_by is not None:
         return Item.of(record)
-    return Item.of(await _change(info, record, "confirmItem", confirmed_by=human.id, confirmed_at=func.now()))
+    async with refused_as("confirmItem"):
+        return Item.of(changed(await item.confirm(info.context.tx, record.id), "confirmItem"))
 
 
 async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearing: bool) -> Item:
-    human = info.context.require_human("setLoadBearing")
+    info.context.require_human("setLoadBearing")
     record = await visible_item(info, id)
-    changed = await _change(
-        info,
-        record,
-        "setLoadBearing",
-        load_bearing=load_bearing,
-        load_bearing_set_by=human.id,
-        load_bearing_set_at=func.now(),
-        load_bearing_suggested=False,
-    )
-    # Settling it closes any open suggestion (R5).
     async with refused_as("setLoadBearing"):
+        settled = changed(
+            await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing"
+        )
+        # Settling it closes any open suggestion (R5).
         await proposal.settle_load_bearing(info.context.tx, record.id, accepted=load_bearing)
-    return Item.of(changed)
+    return Item.of(settled)
 
 
 async def suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
     """Suggest that an item is load-bearing: a proposal for a human, the item flagged (R5)."""
-    await proposal.suggest_load_bearing(
-        info.context.tx, project_id=record.project_id, target_id=record.id, reason=reason
-    )
-    return await _change(info, record, "suggestLoadBearing", load_bearing_suggested=True)
+    tx = info.context.tx
+    await proposal.suggest_load_bearing(tx, project_id=record.project_id, target_id=record.id, reason=reason)
+    return changed(await item.mark_suggested(tx, record.id), "suggestLoadBearing")
 
 
 async def suggest_load_bearing(
@@ -235,13 +223,13 @@ async def suggest_load_bearing(
 async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> Item:
     why = required_text(reason, "reason")
     record = await visible_item(info, id)
-    if record.status not in CHANGEABLE:
-        raise Conflict(f"retireItem: item is already {record.status}", currentStatus=record.status)
-    if record.confirmed_by is not None and not info.context.actor.is_human:
-        raise HumanRequired("retireItem on a human-confirmed item")
-    return Item.of(await _change(info, record, "retireItem", status="RETIRED", status_reason=why))
+    require_changeable(record, "retireItem")
+    require_status_change(info.context.actor, record, "retireItem")
+    async with refused_as("retireItem"):
+        return Item.of(changed(await item.retire(info.context.tx, record.id, why), "retireItem"))
 
 
 async def verify_item(info: strawberry.Info, id: strawberry.ID) -> Item:
     record = await visible_item(info, id)
-    return Item.of(await _change(info, record, "verifyItem", last_verified_at=func.now()))
+    async with refused_as("verifyItem"):
+        return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"))

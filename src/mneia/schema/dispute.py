@@ -17,10 +17,16 @@ class Dispute:
     id: strawberry.ID
     status: DisputeStatus
     raised_at: datetime
-    reason: str | None
     resolved_at: datetime | None
-    resolution_note: str | None
     record: strawberry.Private[DisputeRecord]
+
+    @strawberry.field
+    async def reason(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.reason)
+
+    @strawberry.field
+    async def resolution_note(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.resolution_note)
 
     @strawberry.field(description="The assertion that contradicts.")
     async def item(self, info: strawberry.Info) -> Item:
@@ -52,8 +58,6 @@ class Dispute:
             id=strawberry.ID(str(record.id)),
             status=DisputeStatus(record.status),
             raised_at=record.raised_at,
-            reason=record.reason,
             resolved_at=record.resolved_at,
-            resolution_note=record.resolution_note,
             record=record,
         )

@@ -21,6 +21,7 @@ from mneia.schema.session import Session
 from mneia.storage.actor import ActorRecord
 from mneia.storage.item import ItemRecord
 from mneia.storage.session import SessionRecord
+from mneia.vocabulary import HIDDEN_ID
 
 if TYPE_CHECKING:
     from mneia.schema.dispute import Dispute
@@ -79,7 +80,6 @@ class Item:
     load_bearing_suggested: bool = strawberry.field(description="An agent's suggestion awaiting a human.")
     confidence: float | None = strawberry.field(description="Extractor confidence, 0..1.")
     status: ItemStatus
-    status_reason: str | None = strawberry.field(description="Why the item last changed status.")
     authority: Authority
     scope: Scope
     asserted_at: datetime
@@ -87,9 +87,38 @@ class Item:
     valid_to: datetime | None
     decay_after: Duration | None = strawberry.field(description="Null: never goes stale.")
     last_verified_at: datetime | None
-    supersedes_id: strawberry.ID | None
-    supersession_reason: str | None
     record: strawberry.Private[ItemRecord]
+
+    @strawberry.field(description=f"Why the item last changed status; ids you cannot see read {HIDDEN_ID}.")
+    async def status_reason(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.status_reason)
+
+    @strawberry.field(description=f"Why it replaced the item before it; ids you cannot see read {HIDDEN_ID}.")
+    async def supersession_reason(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.supersession_reason)
+
+    @strawberry.field(
+        description="The item this one replaced. Null when it replaced nothing, or an item you cannot see:"
+        ' then hiddenLinks holds "supersedes".'
+    )
+    def supersedes_id(self, info: strawberry.Info) -> strawberry.ID | None:
+        if self.record.supersedes_id is None:
+            return None
+        found = info.context.loaders.item.load(self.record.supersedes_id)
+        return now_or_later(found, lambda record: strawberry.ID(str(record.id)) if record else None)
+
+    @strawberry.field(
+        description="The links of this item to items you cannot see, by field: "
+        '"supersedes" (it replaced one), "supersededBy" (one replaced it). Those fields are null.'
+    )
+    async def hidden_links(self, info: strawberry.Info) -> list[str]:
+        loaders, record = info.context.loaders, self.record
+        hidden = []
+        if record.supersedes_id is not None and await loaders.item.load(record.supersedes_id) is None:
+            hidden.append("supersedes")
+        if record.status == ItemStatus.SUPERSEDED and await loaders.successor.load(record.id) is None:
+            hidden.append("supersededBy")
+        return hidden
 
     @strawberry.field
     def project(self, info: strawberry.Info) -> Project:
@@ -162,7 +191,6 @@ class Item:
             load_bearing_suggested=record.load_bearing_suggested,
             confidence=record.confidence,
             status=ItemStatus(record.status),
-            status_reason=record.status_reason,
             authority=Authority(record.authority),
             scope=Scope(record.scope),
             asserted_at=record.asserted_at,
@@ -170,8 +198,6 @@ class Item:
             valid_to=record.valid_to,
             decay_after=Duration(record.decay_after) if record.decay_after is not None else None,
             last_verified_at=record.last_verified_at,
-            supersedes_id=strawberry.ID(str(record.supersedes_id)) if record.supersedes_id else None,
-            supersession_reason=record.supersession_reason,
             record=record,
         )
 

@@ -18,10 +18,16 @@ class Proposal:
     kind: ProposalKind
     status: ProposalStatus
     proposed_at: datetime
-    reason: str | None
     decided_at: datetime | None
-    decision_note: str | None
     record: strawberry.Private[ProposalRecord]
+
+    @strawberry.field
+    async def reason(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.reason)
+
+    @strawberry.field
+    async def decision_note(self, info: strawberry.Info) -> str | None:
+        return await info.context.redact(self.record.decision_note)
 
     @strawberry.field
     async def target(self, info: strawberry.Info) -> Item:
@@ -33,7 +39,8 @@ class Proposal:
 
     @strawberry.field(description="SUPERSESSION: the proposed replacement's statement.")
     def replacement_statement(self) -> str | None:
-        return (self.record.replacement or {}).get("statement")
+        replacement = self.record.replacement_item
+        return replacement.statement if replacement else None
 
     @strawberry.field(description="The item written once ACCEPTED.")
     async def result(self, info: strawberry.Info) -> Item | None:
@@ -55,8 +62,6 @@ class Proposal:
             kind=ProposalKind(record.kind),
             status=ProposalStatus(record.status),
             proposed_at=record.proposed_at,
-            reason=record.reason,
             decided_at=record.decided_at,
-            decision_note=record.decision_note,
             record=record,
         )

@@ -12,19 +12,20 @@ from sqlalchemy import insert, select
 from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors
+from mneia.vocabulary import ActorKind
 
 
 @dataclass(frozen=True, slots=True)
 class ActorRecord:
     workspace_id: uuid.UUID
     id: uuid.UUID
-    kind: str
+    kind: ActorKind
     name: str
     created_at: datetime
 
     @property
     def is_human(self) -> bool:
-        return self.kind == "HUMAN"
+        return self.kind == ActorKind.HUMAN
 
 
 _COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
@@ -40,7 +41,7 @@ async def get(tx: Tx, actor_id: uuid.UUID) -> ActorRecord | None:
 
 
 async def create(
-    tx: Tx, workspace_id: uuid.UUID, kind: str, name: str, created_by: uuid.UUID | None
+    tx: Tx, workspace_id: uuid.UUID, kind: ActorKind, name: str, created_by: uuid.UUID | None
 ) -> ActorRecord:
     row = (
         await tx.execute(

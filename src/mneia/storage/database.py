@@ -13,15 +13,11 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Executable, text
+from sqlalchemy import Executable
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from mneia.config import async_url
-
-_SET_CONTEXT = text(
-    "SELECT set_config('mneia.workspace_id', :workspace, true), set_config('mneia.actor_id', :actor, true)"
-)
 
 
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
@@ -35,7 +31,12 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 
 
 class Tx:
-    """One transaction, shared by every resolver of one GraphQL operation."""
+    """One transaction, shared by every resolver of one GraphQL operation.
+
+    ``workspace_id`` and ``actor_id`` mirror the context the database sealed
+    when the transaction was authenticated (storage.token); only the database
+    can bind a transaction, so they are set from its answer, never by hand.
+    """
 
     def __init__(self, connection: AsyncConnection) -> None:
         self._connection = connection
@@ -49,12 +50,6 @@ class Tx:
     ) -> CursorResult[Any]:
         async with self._lock:
             return await self._connection.execute(statement, params)
-
-    async def set_context(self, workspace_id: uuid.UUID, actor_id: uuid.UUID) -> None:
-        """Bind the transaction to a tenant and an actor (transaction-local, R1)."""
-        await self.execute(_SET_CONTEXT, {"workspace": str(workspace_id), "actor": str(actor_id)})
-        self.workspace_id = workspace_id
-        self.actor_id = actor_id
 
     def fail(self) -> None:
         """Roll back at the end instead of committing: the operation reported an error."""

@@ -15,13 +15,14 @@ from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
+from mneia.vocabulary import DisputeStatus
 
 
 @dataclass(frozen=True, slots=True)
 class DisputeRecord:
     id: uuid.UUID
     project_id: uuid.UUID
-    status: str
+    status: DisputeStatus
     item_id: uuid.UUID
     contested_id: uuid.UUID
     raised_by: uuid.UUID
@@ -31,6 +32,7 @@ class DisputeRecord:
     resolved_at: datetime | None
     kept_item_id: uuid.UUID | None
     resolution_note: str | None
+    seq: int
 
 
 _COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeRecord))
@@ -39,6 +41,13 @@ _COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeR
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRecord]:
     rows = await tx.execute(select(*_COLUMNS).where(disputes.c.id.in_(ids)))
     return {row.id: from_row(DisputeRecord, row) for row in rows}
+
+
+async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
+    """The announced dispute with this number, if the caller can see it."""
+    query = select(*_COLUMNS).where(disputes.c.workspace_id == tx.workspace_id, disputes.c.seq == seq)
+    row = (await tx.execute(query)).first()
+    return from_row(DisputeRecord, row) if row else None
 
 
 async def lock(tx: Tx, dispute_id: uuid.UUID) -> DisputeRecord | None:
@@ -51,9 +60,9 @@ async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | No
     row = (
         await tx.execute(
             update(disputes)
-            .where(disputes.c.id == dispute_id, disputes.c.status == "OPEN")
+            .where(disputes.c.id == dispute_id, disputes.c.status == DisputeStatus.OPEN)
             .values(
-                status="RESOLVED",
+                status=DisputeStatus.RESOLVED,
                 resolved_by=tx.actor_id,
                 resolved_at=func.now(),
                 kept_item_id=kept,
@@ -65,15 +74,7 @@ async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | No
     return from_row(DisputeRecord, row)
 
 
-async def open_against(tx: Tx, item_id: uuid.UUID) -> int:
-    """How many open disputes ``item_id`` raised (as the contradicting side)."""
-    found = await tx.execute(
-        select(func.count()).where(disputes.c.item_id == item_id, disputes.c.status == "OPEN")
-    )
-    return int(found.scalar_one())
-
-
-async def of_project(tx: Tx, project_id: uuid.UUID, status: str | None) -> list[DisputeRecord]:
+async def of_project(tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None) -> list[DisputeRecord]:
     """A project's visible disputes, newest first."""
     query = select(*_COLUMNS).where(disputes.c.project_id == project_id)
     if status is not None:
@@ -125,7 +126,7 @@ async def open_between(tx: Tx, item_id: uuid.UUID, contested_id: uuid.UUID) -> D
             select(*_COLUMNS).where(
                 disputes.c.item_id == item_id,
                 disputes.c.contested_id == contested_id,
-                disputes.c.status == "OPEN",
+                disputes.c.status == DisputeStatus.OPEN,
             )
         )
     ).first()

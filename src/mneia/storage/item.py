@@ -1,8 +1,11 @@
 """Context items: the unit of project memory, with provenance and authority.
 
-Items are never deleted and their content never changes: a status change, a
-confirmation or a load-bearing setting is an UPDATE of a few columns (the only
-ones the server's role may update), and a trigger appends the event (R6).
+Items are never deleted and their content never changes. What an item says
+is a ``NewItem``; who says it and when is the server's (the requesting actor,
+the database's now()). Every later change is one of the named updates below
+(confirm, retire, mark_superseded, verify, …), an UPDATE of the few columns
+the server's role may update; the database checks who may make it
+(storage/sql/authority.sql) and a trigger appends the event (R6).
 """
 
 from __future__ import annotations
@@ -14,26 +17,57 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, func, literal_column, or_, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    bindparam,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+    true,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_events, items
+from mneia.vocabulary import Authority, ItemKind, ItemStatus, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """What an assertion states. Who states it, and when, is the server's to record."""
+
+    project_id: uuid.UUID
+    kind: ItemKind
+    statement: str
+    details: str | None = None
+    basis: str | None = None
+    confidence: float | None = None
+    scope: Scope = Scope.PROJECT
+    grant_actor_ids: tuple[uuid.UUID, ...] = ()
+    session_id: uuid.UUID | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    decay_after: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ItemRecord:
     id: uuid.UUID
     project_id: uuid.UUID
-    kind: str
+    kind: ItemKind
     statement: str
     details: str | None
     basis: str | None
     confidence: float | None
-    status: str
+    status: ItemStatus
     status_reason: str | None
-    scope: str
+    scope: Scope
     grant_actor_ids: list[uuid.UUID]
     asserted_by: uuid.UUID
     asserted_at: datetime
@@ -50,10 +84,15 @@ class ItemRecord:
     supersession_reason: str | None
 
     @property
-    def authority(self) -> str:
-        if self.status == "DISPUTED":
-            return "DISPUTED"
-        return "HUMAN_CONFIRMED" if self.confirmed_by is not None else "AGENT_ASSERTED"
+    def authority(self) -> Authority:
+        if self.status == ItemStatus.DISPUTED:
+            return Authority.DISPUTED
+        return Authority.HUMAN_CONFIRMED if self.confirmed_by is not None else Authority.AGENT_ASSERTED
+
+    @property
+    def ruled(self) -> bool:
+        """A human confirmed it or made it load-bearing: only a human changes its status or replaces it."""
+        return self.confirmed_by is not None or self.load_bearing
 
     def stale_at(self, now: datetime) -> bool:
         """R10: past (last verification, else assertion) + decayAfter."""
@@ -71,8 +110,8 @@ def _record(row: Any) -> ItemRecord:
 
 @dataclass(frozen=True, slots=True)
 class ItemFilter:
-    kinds: Sequence[str] | None = None
-    statuses: Sequence[str] | None = None
+    kinds: Sequence[ItemKind] | None = None
+    statuses: Sequence[ItemStatus] | None = None
     load_bearing: bool | None = None
     text: str | None = None
 
@@ -110,7 +149,7 @@ def _as_of_state(as_of: datetime) -> Any:
 
 
 def _at_state(
-    record: ItemRecord, status: str, load_bearing: bool, confirmed: bool, *, as_of: datetime
+    record: ItemRecord, status: ItemStatus, load_bearing: bool, confirmed: bool, *, as_of: datetime
 ) -> ItemRecord:
     return dataclasses.replace(
         record,
@@ -258,25 +297,156 @@ async def chain(tx: Tx, item_id: uuid.UUID) -> list[ItemRecord]:
     return (await chains(tx, [item_id])).get(item_id, [])
 
 
-async def create(tx: Tx, **values: Any) -> ItemRecord:
-    """Insert an item; ``values`` are column values (workspace and id are filled in)."""
-    assert tx.workspace_id
+def _content(new: NewItem) -> dict[str, Any]:
+    values = {field.name: getattr(new, field.name) for field in dataclasses.fields(NewItem)}
+    values["grant_actor_ids"] = list(new.grant_actor_ids)
+    return values
+
+
+async def _insert(tx: Tx, new: NewItem, **recorded: Any) -> ItemRecord:
+    assert tx.workspace_id and tx.actor_id
+    values = {"asserted_by": tx.actor_id, **_content(new), **recorded}
     row = (
         await tx.execute(
-            pg_insert(items)
-            .values(workspace_id=tx.workspace_id, id=values.pop("id", None) or new_id(), **values)
-            .returning(*_COLUMNS)
+            pg_insert(items).values(workspace_id=tx.workspace_id, id=new_id(), **values).returning(*_COLUMNS)
         )
     ).one()
     return _record(row)
 
 
-async def change(tx: Tx, item_id: uuid.UUID, **values: Any) -> ItemRecord | None:
-    """Update the few mutable columns of a visible item the caller works on; None if it cannot."""
+def _confirmation(tx: Tx, confirmed: bool) -> dict[str, Any]:
+    return {"confirmed_by": tx.actor_id, "confirmed_at": func.now()} if confirmed else {}
+
+
+def _load_bearing(tx: Tx, load_bearing: bool) -> dict[str, Any]:
+    if not load_bearing:
+        return {}
+    return {"load_bearing": True, "load_bearing_set_by": tx.actor_id, "load_bearing_set_at": func.now()}
+
+
+async def create(
+    tx: Tx, new: NewItem, *, confirmed: bool, contradicts: Sequence[uuid.UUID] = ()
+) -> ItemRecord:
+    """Assert an item as the caller, now: confirmed when a human states it; DISPUTED when it contradicts."""
+    disputed: dict[str, Any] = {}
+    if contradicts:
+        disputed = {"status": ItemStatus.DISPUTED, "status_reason": _contradicting(contradicts)}
+    return await _insert(tx, new, **disputed, **_confirmation(tx, confirmed))
+
+
+def _contradicting(ids: Sequence[uuid.UUID]) -> str:
+    return "contradicts " + ", ".join(str(item_id) for item_id in ids)
+
+
+async def create_replacement(
+    tx: Tx, new: NewItem, target: ItemRecord, reason: str, *, confirmed: bool, load_bearing: bool
+) -> ItemRecord:
+    """The caller's replacement of ``target`` (which the caller then marks SUPERSEDED)."""
+    return await _insert(
+        tx,
+        new,
+        supersedes_id=target.id,
+        supersession_reason=reason,
+        **_confirmation(tx, confirmed),
+        **_load_bearing(tx, load_bearing),
+    )
+
+
+async def accept_replacement(
+    tx: Tx,
+    new: NewItem,
+    target: ItemRecord,
+    reason: str | None,
+    *,
+    proposed_by: uuid.UUID,
+    proposed_at: datetime,
+    load_bearing: bool,
+) -> ItemRecord:
+    """A human accepts an agent's proposed replacement: the agent's words, when it proposed them,
+    confirmed by the human. The database checks that it is exactly what was proposed."""
+    return await _insert(
+        tx,
+        new,
+        asserted_by=proposed_by,
+        asserted_at=proposed_at,
+        supersedes_id=target.id,
+        supersession_reason=reason,
+        **_confirmation(tx, True),
+        **_load_bearing(tx, load_bearing),
+    )
+
+
+async def _update(tx: Tx, item_id: uuid.UUID, **values: Any) -> ItemRecord | None:
     row = (
         await tx.execute(update(items).where(items.c.id == item_id).values(**values).returning(*_COLUMNS))
     ).first()
     return _record(row) if row else None
+
+
+# The named updates. Each answers None when the caller may not change the item
+# (not a member of its project); the database refuses what the caller may not do.
+
+
+async def confirm(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
+    return await _update(tx, item_id, **_confirmation(tx, True))
+
+
+async def set_load_bearing(tx: Tx, item_id: uuid.UUID, load_bearing: bool) -> ItemRecord | None:
+    """A human settles it either way; any pending suggestion is settled with it."""
+    return await _update(
+        tx,
+        item_id,
+        load_bearing=load_bearing,
+        load_bearing_set_by=tx.actor_id,
+        load_bearing_set_at=func.now(),
+        load_bearing_suggested=False,
+    )
+
+
+async def clear_suggestion(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
+    return await _update(tx, item_id, load_bearing_suggested=False)
+
+
+async def mark_suggested(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
+    return await _update(tx, item_id, load_bearing_suggested=True)
+
+
+async def retire(tx: Tx, item_id: uuid.UUID, reason: str) -> ItemRecord | None:
+    return await _update(tx, item_id, status=ItemStatus.RETIRED, status_reason=reason)
+
+
+async def mark_superseded(tx: Tx, item_id: uuid.UUID, reason: str) -> ItemRecord | None:
+    return await _update(tx, item_id, status=ItemStatus.SUPERSEDED, status_reason=reason)
+
+
+async def mark_disputed(tx: Tx, item_id: uuid.UUID, contested: uuid.UUID, why: str) -> ItemRecord | None:
+    return await _update(
+        tx, item_id, status=ItemStatus.DISPUTED, status_reason=f"{_contradicting([contested])}: {why}"
+    )
+
+
+async def keep(
+    tx: Tx, item_id: uuid.UUID, note: str, *, reactivate: bool, confirm: bool
+) -> ItemRecord | None:
+    """A human keeps an item by resolving a dispute: noted, ACTIVE again when nothing else
+    contests it, and confirmed (keeping it is a ruling)."""
+    values: dict[str, Any] = {"status_reason": note, **_confirmation(tx, confirm)}
+    if reactivate:
+        values["status"] = ItemStatus.ACTIVE
+    return await _update(tx, item_id, **values)
+
+
+async def verify(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
+    return await _update(tx, item_id, last_verified_at=func.now())
+
+
+_STILL_CONTESTING = text("SELECT mneia_open_disputes(CAST(:workspace AS uuid), CAST(:item AS uuid))")
+
+
+async def still_contesting(tx: Tx, item_id: uuid.UUID) -> bool:
+    """Whether the item still contradicts something (an open dispute it raised), seen or not (R8)."""
+    found = await tx.execute(_STILL_CONTESTING, {"workspace": tx.workspace_id, "item": item_id})
+    return bool(found.scalar())
 
 
 async def lock(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:

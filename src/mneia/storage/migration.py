@@ -31,3 +31,13 @@ def upgrade(admin_url: str, revision: str = "head") -> None:
 
 def downgrade(admin_url: str, revision: str = "base") -> None:
     command.downgrade(config(admin_url), revision)
+
+
+def run_beside(revision_file: str, direction: str) -> None:
+    """Run a revision's SQL, kept beside it as ``<revision>.<direction>.sql``, in its transaction."""
+    from alembic import op
+    from sqlalchemy.util import await_only
+
+    sql = Path(revision_file).with_suffix(f".{direction}.sql").read_text(encoding="utf-8")
+    # asyncpg prepares single statements only; its plain execute runs a script.
+    await_only(op.get_bind().connection.driver_connection.execute(sql))  # type: ignore[union-attr]

@@ -1,9 +1,14 @@
 """Announcements across server processes: PostgreSQL LISTEN/NOTIFY (R15).
 
-One listening connection per process fans each announcement out to the
-subscriptions of that process. An announcement carries ids only (NOTIFY
-ignores row-level security); a subscriber must re-read the row under its own
-context before it shows anything.
+Each workspace has its own channel, whose name only a transaction bound to
+that workspace can learn (``channel``; storage/sql/announcements.sql), and an
+announcement carries a kind and a sequence number only: NOTIFY ignores
+row-level security, so a subscriber re-reads the row with that number under
+its own context before it shows anything.
+
+One listening connection per process serves every channel its subscribers
+need, LISTENing while a channel has a subscriber and reconnecting (and
+LISTENing again) after a failure.
 """
 
 from __future__ import annotations
@@ -12,34 +17,41 @@ import asyncio
 import contextlib
 import json
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-CHANNEL = "mneia"
+from mneia.storage.database import Tx
+
 RETRY_SECONDS = 1.0
 READY_SECONDS = 10.0
+QUEUE_SIZE = 1000
 
 log = logging.getLogger("mneia.notification")
+
+_CHANNEL = text("SELECT mneia_channel()")
+
+
+async def channel(tx: Tx) -> str | None:
+    """The announcement channel of the transaction's workspace; None when it is bound to nobody."""
+    return (await tx.execute(_CHANNEL)).scalar()
 
 
 @dataclass(frozen=True, slots=True)
 class Announcement:
     kind: str
-    workspace_id: uuid.UUID
-    project_id: uuid.UUID
-    id: uuid.UUID
+    seq: int
 
     @classmethod
     def parse(cls, payload: str) -> Announcement:
         data = json.loads(payload)
-        return cls(
-            data["kind"], uuid.UUID(data["workspace"]), uuid.UUID(data["project"]), uuid.UUID(data["id"])
-        )
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ValueError("not an announcement")
+        return cls(data["kind"], int(data["seq"]))
 
 
 def _dsn(url: str) -> str:
@@ -47,69 +59,112 @@ def _dsn(url: str) -> str:
 
 
 class Hub:
-    """Listens while anyone subscribes; stops listening when the last subscriber leaves."""
+    """Listens on a channel while anyone subscribes to it; closes when the last subscriber leaves."""
 
     def __init__(self, url: str) -> None:
         self._dsn = _dsn(url)
-        self._queues: set[asyncio.Queue[Announcement]] = set()
+        self._channels: dict[str, set[asyncio.Queue[Announcement]]] = {}
+        self._connection: asyncpg.Connection | None = None
+        self._connected = asyncio.Event()
+        self._lock = asyncio.Lock()  # LISTEN, UNLISTEN and the (re)connection's LISTENs, one at a time
         self._task: asyncio.Task[None] | None = None
-        self._ready: asyncio.Event | None = None
-        self._joining = 0
+
+    @property
+    def subscribers(self) -> int:
+        return sum(len(queues) for queues in self._channels.values())
 
     @contextlib.asynccontextmanager
-    async def subscription(self) -> AsyncIterator[asyncio.Queue[Announcement]]:
-        """A queue of every announcement from the moment the hub is known to be listening."""
-        queue: asyncio.Queue[Announcement] = asyncio.Queue(maxsize=1000)
-        self._joining += 1
-        try:
-            await self._listening()
-            self._queues.add(queue)
-        finally:
-            self._joining -= 1
+    async def subscription(self, name: str) -> AsyncIterator[asyncio.Queue[Announcement]]:
+        """A queue of every announcement on ``name`` from the moment the hub listens to it."""
+        queue: asyncio.Queue[Announcement] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        await self._join(name, queue)
         try:
             yield queue
         finally:
-            self._queues.discard(queue)
-            if not self._queues and not self._joining:
-                await self.close()
+            await self._leave(name, queue)
 
-    async def _listening(self) -> None:
+    def _running(self) -> asyncio.Task[None]:
         if self._task is None or self._task.done():
-            self._ready = asyncio.Event()
-            self._task = asyncio.create_task(self._listen(self._ready), name="mneia-listen")
-        assert self._ready is not None
-        await asyncio.wait_for(self._ready.wait(), timeout=READY_SECONDS)
+            self._task = asyncio.create_task(self._listen(), name="mneia-listen")
+        return self._task
 
-    def _deliver(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+    async def _join(self, name: str, queue: asyncio.Queue[Announcement]) -> None:
+        deadline = asyncio.get_running_loop().time() + READY_SECONDS
+        while True:
+            task = self._running()
+            connected = asyncio.ensure_future(self._connected.wait())
+            remaining = deadline - asyncio.get_running_loop().time()
+            await asyncio.wait(
+                {connected, task}, timeout=max(remaining, 0), return_when=asyncio.FIRST_COMPLETED
+            )
+            if not connected.done():
+                connected.cancel()
+                if remaining <= 0:
+                    raise TimeoutError("the announcement listener did not connect")
+                continue  # the listener was closed meanwhile: start another
+            async with self._lock:
+                if not self._connected.is_set() or self._connection is None:
+                    continue  # lost meanwhile: the reconnection LISTENs again
+                queues = self._channels.setdefault(name, set())
+                if not queues:
+                    try:
+                        await self._connection.add_listener(name, self._deliver)
+                    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                        del self._channels[name]
+                        continue
+                queues.add(queue)
+                return
+
+    async def _leave(self, name: str, queue: asyncio.Queue[Announcement]) -> None:
+        async with self._lock:
+            queues = self._channels.get(name, set())
+            queues.discard(queue)
+            if queues:
+                return
+            self._channels.pop(name, None)
+            if self._channels:
+                if self._connected.is_set() and self._connection is not None:
+                    with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                        await self._connection.remove_listener(name, self._deliver)
+                return
+            # The last subscriber left: stop listening (a joiner waiting meanwhile starts anew).
+            await self.close()
+
+    def _deliver(self, _connection: Any, _pid: int, name: str, payload: str) -> None:
         try:
             announcement = Announcement.parse(payload)
-        except (ValueError, KeyError):
-            log.warning("ignored a malformed announcement: %r", payload)
+        except (ValueError, KeyError, TypeError):
+            log.warning("ignored a malformed announcement on %s: %r", name, payload)
             return
-        for queue in list(self._queues):
+        for queue in list(self._channels.get(name, ())):
             try:
                 queue.put_nowait(announcement)
             except asyncio.QueueFull:
                 log.warning("a subscriber is %d announcements behind; dropped one", queue.qsize())
 
-    async def _listen(self, ready: asyncio.Event) -> None:
-        """Hold a listening connection open, reconnecting after a failure."""
+    async def _listen(self) -> None:
+        """Hold a listening connection open, reconnecting (and LISTENing again) after a failure."""
         while True:
             connection = None
             try:
                 connection = await asyncpg.connect(self._dsn)
                 lost = asyncio.Event()
                 connection.add_termination_listener(lambda _, lost=lost: lost.set())
-                await connection.add_listener(CHANNEL, self._deliver)
-                ready.set()
+                async with self._lock:
+                    for name in self._channels:
+                        await connection.add_listener(name, self._deliver)
+                    self._connection = connection
+                    self._connected.set()
                 await lost.wait()
                 log.warning("the listening connection closed; reconnecting")
             except asyncio.CancelledError:
                 raise
-            except (OSError, asyncpg.PostgresError) as error:
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 log.warning("cannot listen for announcements (%s); retrying", error)
                 await asyncio.sleep(RETRY_SECONDS)
             finally:
+                self._connected.clear()
+                self._connection = None
                 if connection is not None and not connection.is_closed():
                     with contextlib.suppress(Exception):
                         await connection.close(timeout=2)

@@ -1,4 +1,12 @@
-"""Proposals: an agent's change that waits for a human (load-bearing, supersession)."""
+"""Proposals: an agent's change that waits for a human (load-bearing, supersession).
+
+A SUPERSESSION proposal keeps the replacement the agent proposed until a human
+decides, stored by one versioned codec: ``{"v": 1, "item": {column: value}}``
+with values as PostgreSQL reads them back (ids and times as text, durations
+in seconds). The database reads the same form when it checks that an
+accepted replacement is exactly what was proposed
+(``mneia_replacement_matches`` in storage/sql/authority.sql).
+"""
 
 from __future__ import annotations
 
@@ -14,15 +22,19 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
+from mneia.storage.item import NewItem
 from mneia.storage.tables import proposals
+from mneia.vocabulary import ItemKind, ProposalKind, ProposalStatus, Scope
+
+CODEC_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
 class ProposalRecord:
     id: uuid.UUID
     project_id: uuid.UUID
-    kind: str
-    status: str
+    kind: ProposalKind
+    status: ProposalStatus
     target_id: uuid.UUID
     proposed_by: uuid.UUID
     proposed_at: datetime
@@ -32,9 +44,57 @@ class ProposalRecord:
     decided_by: uuid.UUID | None
     decided_at: datetime | None
     decision_note: str | None
+    seq: int
+
+    @property
+    def replacement_item(self) -> NewItem | None:
+        return decode_replacement(self.replacement) if self.replacement is not None else None
 
 
 _COLUMNS = tuple(proposals.c[field.name] for field in dataclasses.fields(ProposalRecord))
+
+
+def encode_replacement(new: NewItem) -> dict[str, Any]:
+    item: dict[str, Any] = {}
+    for field in dataclasses.fields(NewItem):
+        value = getattr(new, field.name)
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        elif isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, timedelta):
+            value = value.total_seconds()
+        elif field.name == "grant_actor_ids":
+            value = [str(actor) for actor in value]
+        item[field.name] = value.value if isinstance(value, (ItemKind, Scope)) else value
+    return {"v": CODEC_VERSION, "item": item}
+
+
+def decode_replacement(encoded: dict[str, Any]) -> NewItem:
+    if encoded.get("v") != CODEC_VERSION:
+        raise ValueError(
+            f"a replacement stored by codec version {encoded.get('v')!r}, expected {CODEC_VERSION}"
+        )
+    item = encoded["item"]
+
+    def optional(name: str, convert: Any) -> Any:
+        value = item.get(name)
+        return None if value is None else convert(value)
+
+    return NewItem(
+        project_id=uuid.UUID(item["project_id"]),
+        kind=ItemKind(item["kind"]),
+        statement=item["statement"],
+        details=item.get("details"),
+        basis=item.get("basis"),
+        confidence=item.get("confidence"),
+        scope=Scope(item.get("scope") or Scope.PROJECT),
+        grant_actor_ids=tuple(uuid.UUID(actor) for actor in item.get("grant_actor_ids") or ()),
+        session_id=optional("session_id", uuid.UUID),
+        valid_from=optional("valid_from", datetime.fromisoformat),
+        valid_to=optional("valid_to", datetime.fromisoformat),
+        decay_after=optional("decay_after", lambda seconds: timedelta(seconds=seconds)),
+    )
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRecord]:
@@ -42,40 +102,11 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRe
     return {row.id: from_row(ProposalRecord, row) for row in rows}
 
 
-# A SUPERSESSION proposal keeps the replacement's validated column values as
-# JSON until a human decides; these columns need converting back.
-_UUIDS = ("project_id", "session_id")
-_TIMES = ("valid_from", "valid_to")
-
-
-def encode_replacement(values: dict[str, Any]) -> dict[str, Any]:
-    encoded: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, uuid.UUID):
-            encoded[key] = str(value)
-        elif isinstance(value, datetime):
-            encoded[key] = value.isoformat()
-        elif isinstance(value, timedelta):
-            encoded[key] = value.total_seconds()
-        elif key == "grant_actor_ids":
-            encoded[key] = [str(actor) for actor in value]
-        else:
-            encoded[key] = value
-    return encoded
-
-
-def decode_replacement(encoded: dict[str, Any]) -> dict[str, Any]:
-    values = dict(encoded)
-    for key in _UUIDS:
-        if values.get(key) is not None:
-            values[key] = uuid.UUID(values[key])
-    for key in _TIMES:
-        if values.get(key) is not None:
-            values[key] = datetime.fromisoformat(values[key])
-    if values.get("decay_after") is not None:
-        values["decay_after"] = timedelta(seconds=values["decay_after"])
-    values["grant_actor_ids"] = [uuid.UUID(actor) for actor in values.get("grant_actor_ids", [])]
-    return values
+async def by_seq(tx: Tx, seq: int) -> ProposalRecord | None:
+    """The announced proposal with this number, if the caller can see it."""
+    query = select(*_COLUMNS).where(proposals.c.workspace_id == tx.workspace_id, proposals.c.seq == seq)
+    row = (await tx.execute(query)).first()
+    return from_row(ProposalRecord, row) if row else None
 
 
 async def lock(tx: Tx, proposal_id: uuid.UUID) -> ProposalRecord | None:
@@ -90,9 +121,9 @@ async def decide(
     row = (
         await tx.execute(
             update(proposals)
-            .where(proposals.c.id == proposal_id, proposals.c.status == "PENDING")
+            .where(proposals.c.id == proposal_id, proposals.c.status == ProposalStatus.PENDING)
             .values(
-                status="ACCEPTED" if accepted else "REJECTED",
+                status=ProposalStatus.ACCEPTED if accepted else ProposalStatus.REJECTED,
                 decided_by=tx.actor_id,
                 decided_at=func.now(),
                 decision_note=note,
@@ -104,7 +135,7 @@ async def decide(
     return from_row(ProposalRecord, row)
 
 
-async def of_project(tx: Tx, project_id: uuid.UUID, status: str | None) -> list[ProposalRecord]:
+async def of_project(tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None) -> list[ProposalRecord]:
     """A project's visible proposals, newest first."""
     query = select(*_COLUMNS).where(proposals.c.project_id == project_id)
     if status is not None:
@@ -117,7 +148,7 @@ def _insert(
     tx: Tx,
     *,
     project_id: uuid.UUID,
-    kind: str,
+    kind: ProposalKind,
     target_id: uuid.UUID,
     reason: str | None,
     replacement: dict[str, Any] | None = None,
@@ -140,7 +171,9 @@ async def suggest_load_bearing(
     tx: Tx, *, project_id: uuid.UUID, target_id: uuid.UUID, reason: str | None
 ) -> None:
     """Open a LOAD_BEARING proposal unless one is pending; concurrent suggestions make one."""
-    statement = _insert(tx, project_id=project_id, kind="LOAD_BEARING", target_id=target_id, reason=reason)
+    statement = _insert(
+        tx, project_id=project_id, kind=ProposalKind.LOAD_BEARING, target_id=target_id, reason=reason
+    )
     await tx.execute(
         statement.on_conflict_do_nothing(
             index_elements=[proposals.c.workspace_id, proposals.c.target_id],
@@ -155,25 +188,24 @@ async def pending_load_bearing(tx: Tx, target_id: uuid.UUID) -> ProposalRecord |
         await tx.execute(
             select(*_COLUMNS).where(
                 proposals.c.target_id == target_id,
-                proposals.c.kind == "LOAD_BEARING",
-                proposals.c.status == "PENDING",
+                proposals.c.kind == ProposalKind.LOAD_BEARING,
+                proposals.c.status == ProposalStatus.PENDING,
             )
         )
     ).first()
     return from_row(ProposalRecord, row) if row else None
 
 
-async def create(
-    tx: Tx,
-    *,
-    project_id: uuid.UUID,
-    kind: str,
-    target_id: uuid.UUID,
-    reason: str | None,
-    replacement: dict[str, Any] | None = None,
+async def propose_replacement(
+    tx: Tx, *, target_id: uuid.UUID, project_id: uuid.UUID, new: NewItem, reason: str
 ) -> ProposalRecord:
     statement = _insert(
-        tx, project_id=project_id, kind=kind, target_id=target_id, reason=reason, replacement=replacement
+        tx,
+        project_id=project_id,
+        kind=ProposalKind.SUPERSESSION,
+        target_id=target_id,
+        reason=reason,
+        replacement=encode_replacement(new),
     )
     row = (await tx.execute(statement.returning(*_COLUMNS))).one()
     return from_row(ProposalRecord, row)
@@ -185,13 +217,14 @@ async def settle_load_bearing(tx: Tx, target_id: uuid.UUID, *, accepted: bool) -
         update(proposals)
         .where(
             proposals.c.target_id == target_id,
-            proposals.c.kind == "LOAD_BEARING",
-            proposals.c.status == "PENDING",
+            proposals.c.kind == ProposalKind.LOAD_BEARING,
+            proposals.c.status == ProposalStatus.PENDING,
         )
         .values(
-            status="ACCEPTED" if accepted else "REJECTED",
+            status=ProposalStatus.ACCEPTED if accepted else ProposalStatus.REJECTED,
             decided_by=tx.actor_id,
             decided_at=func.now(),
             decision_note="settled by setLoadBearing",
+            result_id=target_id if accepted else None,
         )
     )

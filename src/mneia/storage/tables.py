@@ -1,8 +1,10 @@
 """Table definitions (SQLAlchemy Core), used by the repositories for typed queries.
 
-The DDL itself lives in the alembic migrations, which also carry what Core
-cannot express (row-level security, policies, triggers, grants). Keep the two
-in step: a column added in a migration is added here too.
+The DDL itself is declared in storage/sql (with what Core cannot express:
+row-level security, policies, triggers, grants) and reached by the
+migrations. tests/test_declared.py compares these tables with the migrated
+database's columns, so a column added there and forgotten here fails a test.
+Columns holding a word of the vocabulary read back as its enum.
 
 Every tenant table leads with ``workspace_id`` and has it in its primary key
 and in every foreign key, so the tables can be distributed by workspace later.
@@ -10,20 +12,52 @@ and in every foreign key, so the tables can be distributed by workspace later.
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
     DateTime,
+    Dialect,
     Float,
     Interval,
     MetaData,
     Table,
     Text,
+    TypeDecorator,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 
+from mneia.vocabulary import (
+    ActorKind,
+    DisputeStatus,
+    ItemKind,
+    ItemStatus,
+    ProposalKind,
+    ProposalStatus,
+    Scope,
+)
+
 metadata = MetaData()
+
+
+class Word(TypeDecorator[StrEnum]):
+    """A text column holding a word of the vocabulary: written as its value, read back as the enum."""
+
+    impl = Text
+    cache_ok = True
+
+    def __init__(self, words: type[StrEnum]) -> None:
+        super().__init__()
+        self.words = words
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else self.words(value).value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> StrEnum | None:
+        return None if value is None else self.words(value)
 
 
 def _ws() -> Column:
@@ -63,7 +97,7 @@ actors = Table(
     metadata,
     _ws(),
     _id(),
-    Column("kind", Text, nullable=False),
+    Column("kind", Word(ActorKind), nullable=False),
     Column("name", Text, nullable=False),
     _uuid("identity_id", nullable=True),
     _uuid("created_by", nullable=True),
@@ -154,14 +188,14 @@ items = Table(
     _ws(),
     _id(),
     _uuid("project_id"),
-    Column("kind", Text, nullable=False),
+    Column("kind", Word(ItemKind), nullable=False),
     Column("statement", Text, nullable=False),
     Column("details", Text),
     Column("basis", Text),
     Column("confidence", Float),
-    Column("status", Text, nullable=False),
+    Column("status", Word(ItemStatus), nullable=False),
     Column("status_reason", Text),
-    Column("scope", Text, nullable=False),
+    Column("scope", Word(Scope), nullable=False),
     Column("grant_actor_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
     _uuid("asserted_by"),
     _at("asserted_at"),
@@ -190,8 +224,8 @@ item_events = Table(
     _uuid("actor_id"),
     _at("at"),
     Column("event", Text, nullable=False),
-    Column("from_status", Text),
-    Column("to_status", Text, nullable=False),
+    Column("from_status", Word(ItemStatus)),
+    Column("to_status", Word(ItemStatus), nullable=False),
     Column("load_bearing", Boolean, nullable=False),
     Column("confirmed", Boolean, nullable=False),
     Column("reason", Text),
@@ -204,8 +238,8 @@ proposals = Table(
     _ws(),
     _id(),
     _uuid("project_id"),
-    Column("kind", Text, nullable=False),
-    Column("status", Text, nullable=False),
+    Column("kind", Word(ProposalKind), nullable=False),
+    Column("status", Word(ProposalStatus), nullable=False),
     _uuid("target_id"),
     _uuid("proposed_by"),
     _at("proposed_at"),
@@ -215,6 +249,7 @@ proposals = Table(
     _uuid("decided_by", nullable=True),
     _at("decided_at", nullable=True),
     Column("decision_note", Text),
+    Column("seq", BigInteger, nullable=False),
 )
 
 disputes = Table(
@@ -223,7 +258,7 @@ disputes = Table(
     _ws(),
     _id(),
     _uuid("project_id"),
-    Column("status", Text, nullable=False),
+    Column("status", Word(DisputeStatus), nullable=False),
     _uuid("item_id"),
     _uuid("contested_id"),
     _uuid("raised_by"),
@@ -233,4 +268,5 @@ disputes = Table(
     _at("resolved_at", nullable=True),
     _uuid("kept_item_id", nullable=True),
     Column("resolution_note", Text),
+    Column("seq", BigInteger, nullable=False),
 )

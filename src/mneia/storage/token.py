@@ -1,9 +1,9 @@
 """Bearer tokens: minted once, stored only as a SHA-256 digest (R3).
 
 A token is 256 random bits, so a fast digest is enough: there is nothing to
-brute-force. Authentication reveals exactly the one row whose digest matches
-the presented secret (the ``token_read`` policy), then binds the transaction to
-that token's workspace and actor.
+brute-force. ``mneia_authenticate`` (storage/sql/context.sql) finds the token
+by its digest and binds the transaction to its workspace and actor, sealed:
+it is the only way a transaction of the server's role gets a context.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import uuid
 from sqlalchemy import insert, text
 
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
+from mneia.vocabulary import ActorKind
 
 PREFIX = "mneia_"
 
@@ -37,7 +38,7 @@ async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
     row = (await tx.execute(_AUTHENTICATE, {"digest": digest(token)})).first()
     if row is None:
         return None
-    record = from_row(ActorRecord, row)
+    record = ActorRecord(row.workspace_id, row.id, ActorKind(row.kind), row.name, row.created_at)
     tx.workspace_id, tx.actor_id = record.workspace_id, record.id
     return record
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.config import OWNER_ROLE
 from mneia.storage import token
 from mneia.storage.database import Tx, from_row, transaction
-from mneia.storage.ids import new_id
-from mneia.storage.tables import actors, identities, workspaces
+from mneia.storage.tables import workspaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,26 +33,22 @@ async def get(tx: Tx, workspace_id: uuid.UUID) -> WorkspaceRecord | None:
     return from_row(WorkspaceRecord, row) if row else None
 
 
+_BOOTSTRAP = text("SELECT workspace_id, actor_id FROM mneia_bootstrap(:workspace, :human, :digest)")
+
+
 async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: str) -> Bootstrap:
     """Create a workspace, its first human actor and that human's token.
 
-    Runs over the administrator's connection as the owner role, bound by the
-    same row-level security as everyone (the owner's bootstrap policies).
+    ``mneia_bootstrap`` (storage/sql/context.sql) does it inside the database,
+    as the owner role and bound by the same row-level security as everyone;
+    only an administrator's connection may call it. The token's secret never
+    reaches the database, only its digest.
     """
-    workspace_id, actor_id, identity_id = new_id(), new_id(), new_id()
+    secret = token.mint()
     async with transaction(admin_engine) as tx:
-        await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-        await tx.set_context(workspace_id, actor_id)
-        await tx.execute(insert(workspaces).values(id=workspace_id, name=workspace_name))
-        await tx.execute(insert(identities).values(id=identity_id, display_name=human_name))
-        await tx.execute(
-            insert(actors).values(
-                workspace_id=workspace_id,
-                id=actor_id,
-                kind="HUMAN",
-                name=human_name,
-                identity_id=identity_id,
+        made = (
+            await tx.execute(
+                _BOOTSTRAP, {"workspace": workspace_name, "human": human_name, "digest": token.digest(secret)}
             )
-        )
-        secret = await token.create(tx, workspace_id, actor_id, created_by=None)
-    return Bootstrap(workspace_id, actor_id, secret)
+        ).one()
+    return Bootstrap(made.workspace_id, made.actor_id, secret)

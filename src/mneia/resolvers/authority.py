@@ -1,0 +1,53 @@
+"""Who may do what to an item: the rules every entry point asks before it writes (R3, R5, R7, R8).
+
+Plain functions of the caller and the records, so that assertItem, the
+supersession, the dispute and (later) checkpoint paths answer alike. The
+database holds the same rules (storage/sql/authority.sql) for whatever gets
+past here; these exist so that a client hears a clear error first.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from mneia.errors import Conflict, HumanRequired
+from mneia.storage.actor import ActorRecord
+from mneia.storage.item import ItemRecord, NewItem
+from mneia.vocabulary import NESTED_SCOPES, ItemStatus, Scope
+
+# An item whose status a member may still change (retire, dispute).
+CHANGEABLE = (ItemStatus.ACTIVE, ItemStatus.DISPUTED)
+
+
+def require_status_change(caller: ActorRecord, record: ItemRecord, operation: str) -> None:
+    """A status change of an item a human confirmed or made load-bearing is a human's to make."""
+    if record.ruled and not caller.is_human:
+        raise HumanRequired(f"{operation} on an item a human confirmed or made load-bearing")
+
+
+def require_changeable(record: ItemRecord, operation: str) -> None:
+    if record.status not in CHANGEABLE:
+        raise Conflict(f"{operation}: item is already {record.status}", currentStatus=record.status.value)
+
+
+def replacement_waits_for_a_human(caller: ActorRecord, target: ItemRecord) -> bool:
+    """R7: an agent's replacement of a human's ruling is a proposal, never a write."""
+    return target.ruled and not caller.is_human
+
+
+def keeps_audience(target: ItemRecord, replacement: NewItem, asserter: uuid.UUID) -> bool:
+    """Whether everyone who sees the target will see its replacement.
+
+    A narrower replacement would hide the chain's head from people who saw the
+    item it replaced, and a human asked to accept it could not even read it.
+    """
+    scope = replacement.scope
+    if target.scope == Scope.PRIVATE:
+        return True  # only its asserter sees it, and that is who replaces it
+    if target.scope == Scope.GRANTS:
+        if scope == Scope.WORKSPACE:
+            return True
+        before = set(target.grant_actor_ids) | {target.asserted_by}
+        after = set(replacement.grant_actor_ids) | {asserter}
+        return scope == Scope.GRANTS and before <= after
+    return scope in NESTED_SCOPES and NESTED_SCOPES.index(scope) >= NESTED_SCOPES.index(target.scope)

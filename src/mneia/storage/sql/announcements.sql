@@ -1,0 +1,41 @@
+-- Announcements across server processes (R15): LISTEN/NOTIFY.
+--
+-- NOTIFY ignores row-level security, and any session may LISTEN on any
+-- channel it can name. So each workspace has a channel of its own, named by
+-- a keyed hash of its id that only a bound transaction can learn
+-- (mneia_channel), and a notification carries a sequence number only: a
+-- subscriber re-reads the row with that number under its own context before
+-- it shows anything. A session without a token learns nothing, not even how
+-- busy another tenant is.
+
+-- The channel of a workspace. Owner only: with it, anyone who knows a
+-- workspace's id could listen to it.
+CREATE FUNCTION public.mneia_channel_of(workspace uuid) RETURNS text
+  LANGUAGE sql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+    SELECT 'mneia_' || left(encode(sha256(k.channel_salt || convert_to(workspace::text, 'UTF8')), 'hex'), 32)
+    FROM public.seal_keys k WHERE k.id = 1
+  $$;
+
+-- The channel of the caller's own workspace; NULL when the transaction is bound to nobody.
+CREATE FUNCTION public.mneia_channel() RETURNS text
+  LANGUAGE sql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$ SELECT public.mneia_channel_of(public.mneia_workspace()) $$;
+
+CREATE FUNCTION public.mneia_announce() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    PERFORM pg_notify(public.mneia_channel_of(NEW.workspace_id),
+                      json_build_object('kind', TG_ARGV[0], 'seq', NEW.seq)::text);
+    RETURN NULL;
+  END
+  $$;
+
+CREATE TRIGGER disputes_announce AFTER INSERT ON disputes
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_announce('dispute');
+CREATE TRIGGER proposals_announce AFTER INSERT ON proposals
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_announce('proposal');

@@ -1,0 +1,44 @@
+-- What the server's role may do (R1, R6): read and append, update a few
+-- columns, never DELETE, never create. Functions are private unless listed:
+-- mneia_app may call the accessors the policies use, the helpers the guards
+-- use, and mneia_authenticate and mneia_channel; never what seals a context,
+-- binds one, or names another workspace's channel.
+
+GRANT SELECT ON workspaces, identities, actors, teams, team_members, projects, project_members,
+  clients, sessions, items, item_events, proposals, disputes TO mneia_app;
+GRANT SELECT (workspace_id, id, actor_id, token_hash, created_by, created_at, revoked_at)
+  ON api_tokens TO mneia_app;
+GRANT INSERT ON actors, api_tokens, teams, team_members, projects, project_members, clients,
+  sessions, items, proposals, disputes TO mneia_app;
+GRANT UPDATE (revoked_at) ON api_tokens TO mneia_app;
+GRANT UPDATE (ended_at) ON sessions TO mneia_app;
+GRANT UPDATE (status, status_reason, load_bearing, load_bearing_set_by, load_bearing_set_at,
+  load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at) ON items TO mneia_app;
+GRANT UPDATE (status, result_id, decided_by, decided_at, decision_note) ON proposals TO mneia_app;
+GRANT UPDATE (status, resolved_by, resolved_at, kept_item_id, resolution_note) ON disputes TO mneia_app;
+GRANT USAGE ON SEQUENCE announcement_seq TO mneia_app;
+
+-- New functions of the owner's are private too, until a migration grants them.
+ALTER DEFAULT PRIVILEGES FOR ROLE mneia_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+  mneia_authenticate(text),
+  mneia_channel(),
+  mneia_sealed(),
+  mneia_workspace(),
+  mneia_actor(),
+  mneia_actor_is_human(),
+  mneia_member_projects(),
+  mneia_member_teams(),
+  mneia_team_projects(),
+  mneia_trusted_session(),
+  mneia_refuse(text),
+  mneia_disallow(text, text),
+  mneia_require_human(uuid, text),
+  mneia_require_now(timestamptz, text),
+  mneia_has_successor(uuid, uuid),
+  mneia_open_disputes(uuid, uuid),
+  mneia_kept_by_resolution(uuid, uuid),
+  mneia_replacement_matches(proposals, items),
+  mneia_uuid7()
+  TO mneia_app;

@@ -1,0 +1,288 @@
+-- Tables, their constraints and indexes.
+--
+-- Every tenant table leads with workspace_id and has it in its primary key and
+-- in every foreign key, so that the tables can later be distributed by
+-- workspace. Row-level security and the policies are in visibility.sql; what
+-- may change, and who may change it, in authority.sql.
+--
+-- The value lists of the CHECK constraints are the vocabulary of
+-- src/mneia/vocabulary.py; tests/test_declared.py holds them equal.
+
+-- A time-ordered UUID (version 7) for rows created inside the database.
+CREATE FUNCTION public.mneia_uuid7() RETURNS uuid
+  LANGUAGE sql VOLATILE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+    SELECT encode(
+      set_bit(set_bit(
+        overlay(uuid_send(gen_random_uuid())
+                placing substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+                                  FROM 3)
+                FROM 1 FOR 6),
+        52, 1), 53, 1),
+      'hex')::uuid
+  $$;
+
+-- Numbers the announcements of new disputes and proposals (announcements.sql):
+-- a subscriber is told a number, never a tenant's ids.
+CREATE SEQUENCE announcement_seq;
+
+CREATE TABLE workspaces (
+  id uuid PRIMARY KEY,
+  name text NOT NULL CHECK (length(btrim(name)) > 0),
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One person across workspaces; each workspace sees it through its own actor.
+CREATE TABLE identities (
+  id uuid PRIMARY KEY,
+  display_name text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE actors (
+  workspace_id uuid NOT NULL REFERENCES workspaces (id),
+  id uuid NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('HUMAN', 'AGENT')),
+  name text NOT NULL CHECK (length(btrim(name)) > 0),
+  identity_id uuid REFERENCES identities (id),
+  created_by uuid,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id),
+  CHECK (identity_id IS NULL OR kind = 'HUMAN')
+);
+
+CREATE TABLE api_tokens (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  token_hash text NOT NULL UNIQUE,
+  created_by uuid,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id)
+);
+
+CREATE TABLE teams (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  name text NOT NULL CHECK (length(btrim(name)) > 0),
+  function text NOT NULL CHECK (length(btrim(function)) > 0),
+  created_by uuid NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id)
+);
+
+CREATE TABLE team_members (
+  workspace_id uuid NOT NULL,
+  team_id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  added_by uuid NOT NULL,
+  added_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, team_id, actor_id),
+  FOREIGN KEY (workspace_id, team_id) REFERENCES teams (workspace_id, id),
+  FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, added_by) REFERENCES actors (workspace_id, id)
+);
+CREATE INDEX team_members_actor ON team_members (workspace_id, actor_id);
+
+CREATE TABLE projects (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  name text NOT NULL CHECK (length(btrim(name)) > 0),
+  team_id uuid,
+  created_by uuid NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, team_id) REFERENCES teams (workspace_id, id),
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id)
+);
+
+CREATE TABLE project_members (
+  workspace_id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  added_by uuid NOT NULL,
+  added_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, project_id, actor_id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, added_by) REFERENCES actors (workspace_id, id)
+);
+CREATE INDEX project_members_actor ON project_members (workspace_id, actor_id);
+
+CREATE TABLE clients (
+  workspace_id uuid NOT NULL REFERENCES workspaces (id),
+  id uuid NOT NULL,
+  tool text,
+  version text,
+  PRIMARY KEY (workspace_id, id),
+  UNIQUE NULLS NOT DISTINCT (workspace_id, tool, version)
+);
+
+CREATE TABLE sessions (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  client_id uuid,
+  external_id text,
+  deep_link text,
+  task text,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  ended_at timestamptz,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, client_id) REFERENCES clients (workspace_id, id),
+  CHECK (ended_at IS NULL OR ended_at >= started_at)
+);
+CREATE INDEX sessions_project ON sessions (workspace_id, project_id, started_at DESC);
+
+CREATE TABLE items (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  kind text NOT NULL
+    CHECK (kind IN ('CONSTRAINT', 'DECISION', 'FACT', 'PREFERENCE', 'QUESTION', 'TASK')),
+  statement text NOT NULL CHECK (length(btrim(statement)) > 0),
+  details text,
+  basis text,
+  confidence double precision CHECK (confidence BETWEEN 0 AND 1),
+  status text NOT NULL DEFAULT 'ACTIVE'
+    CHECK (status IN ('ACTIVE', 'SUPERSEDED', 'DISPUTED', 'RETIRED')),
+  status_reason text,
+  scope text NOT NULL DEFAULT 'PROJECT'
+    CHECK (scope IN ('PRIVATE', 'PROJECT', 'TEAM', 'WORKSPACE', 'GRANTS')),
+  grant_actor_ids uuid[] NOT NULL DEFAULT '{}',
+  asserted_by uuid NOT NULL,
+  asserted_at timestamptz NOT NULL DEFAULT now(),
+  session_id uuid,
+  valid_from timestamptz,
+  valid_to timestamptz,
+  decay_after interval,
+  last_verified_at timestamptz,
+  load_bearing boolean NOT NULL DEFAULT false,
+  load_bearing_set_by uuid,
+  load_bearing_set_at timestamptz,
+  load_bearing_suggested boolean NOT NULL DEFAULT false,
+  confirmed_by uuid,
+  confirmed_at timestamptz,
+  supersedes_id uuid,
+  supersession_reason text,
+  search tsvector GENERATED ALWAYS AS (
+    to_tsvector('english'::regconfig, statement || ' ' || coalesce(details, ''))
+  ) STORED,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, asserted_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id),
+  FOREIGN KEY (workspace_id, load_bearing_set_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, confirmed_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, supersedes_id) REFERENCES items (workspace_id, id),
+  -- R7: a chain never forks: an item is replaced at most once.
+  CONSTRAINT items_one_successor UNIQUE (workspace_id, supersedes_id),
+  CHECK (valid_to IS NULL OR valid_from IS NULL OR valid_to >= valid_from),
+  CHECK (decay_after IS NULL OR decay_after > interval '0'),
+  CHECK (scope = 'GRANTS' OR cardinality(grant_actor_ids) = 0),
+  CHECK ((confirmed_by IS NULL) = (confirmed_at IS NULL)),
+  CHECK (supersedes_id IS NULL OR supersession_reason IS NOT NULL)
+);
+CREATE INDEX items_page ON items (workspace_id, project_id, id DESC);
+-- Covers the visibility policy's columns too, so counting a project's
+-- visible items is an index-only scan.
+CREATE INDEX items_selection ON items (workspace_id, project_id, status, kind)
+  INCLUDE (scope, asserted_by, load_bearing, grant_actor_ids);
+-- Index-only scans need a fresh visibility map: vacuum items early.
+ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
+                       autovacuum_vacuum_insert_scale_factor = 0.02);
+CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX items_search ON items USING gin (search);
+
+CREATE TABLE item_events (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL DEFAULT mneia_uuid7(),
+  -- Orders the events one UPDATE appends at the same instant.
+  seq bigint GENERATED ALWAYS AS IDENTITY,
+  item_id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  at timestamptz NOT NULL,
+  event text NOT NULL,
+  from_status text,
+  to_status text NOT NULL,
+  load_bearing boolean NOT NULL,
+  confirmed boolean NOT NULL,
+  reason text,
+  data jsonb NOT NULL DEFAULT '{}',
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id)
+);
+CREATE INDEX item_events_item ON item_events (workspace_id, item_id, at, seq);
+
+CREATE TABLE proposals (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('SUPERSESSION', 'LOAD_BEARING')),
+  status text NOT NULL DEFAULT 'PENDING' CHECK (status IN ('PENDING', 'ACCEPTED', 'REJECTED')),
+  target_id uuid NOT NULL,
+  proposed_by uuid NOT NULL,
+  proposed_at timestamptz NOT NULL DEFAULT now(),
+  reason text,
+  replacement jsonb,
+  result_id uuid,
+  decided_by uuid,
+  decided_at timestamptz,
+  decision_note text,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, target_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, proposed_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, result_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, decided_by) REFERENCES actors (workspace_id, id),
+  CHECK ((status = 'PENDING') = (decided_by IS NULL)),
+  CHECK (kind = 'LOAD_BEARING' OR replacement IS NOT NULL),
+  seq bigint NOT NULL DEFAULT nextval('announcement_seq')
+);
+CREATE INDEX proposals_project ON proposals (workspace_id, project_id, status, proposed_at DESC);
+CREATE UNIQUE INDEX proposals_seq ON proposals (workspace_id, seq);
+CREATE UNIQUE INDEX proposals_one_pending_load_bearing ON proposals (workspace_id, target_id)
+  WHERE kind = 'LOAD_BEARING' AND status = 'PENDING';
+
+CREATE TABLE disputes (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  status text NOT NULL DEFAULT 'OPEN' CHECK (status IN ('OPEN', 'RESOLVED')),
+  item_id uuid NOT NULL,
+  contested_id uuid NOT NULL,
+  raised_by uuid NOT NULL,
+  raised_at timestamptz NOT NULL DEFAULT now(),
+  reason text,
+  resolved_by uuid,
+  resolved_at timestamptz,
+  kept_item_id uuid,
+  resolution_note text,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, contested_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, raised_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, resolved_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, kept_item_id) REFERENCES items (workspace_id, id),
+  CHECK (item_id <> contested_id),
+  CHECK ((status = 'OPEN') = (resolved_by IS NULL)),
+  CHECK (kept_item_id IS NULL OR kept_item_id IN (item_id, contested_id)),
+  seq bigint NOT NULL DEFAULT nextval('announcement_seq')
+);
+CREATE INDEX disputes_project ON disputes (workspace_id, project_id, status, raised_at DESC);
+CREATE INDEX disputes_item ON disputes (workspace_id, item_id);
+CREATE UNIQUE INDEX disputes_one_open_pair ON disputes (workspace_id, item_id, contested_id)
+  WHERE status = 'OPEN';
+CREATE INDEX disputes_contested ON disputes (workspace_id, contested_id);
+CREATE UNIQUE INDEX disputes_seq ON disputes (workspace_id, seq);

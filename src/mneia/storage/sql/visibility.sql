@@ -1,0 +1,197 @@
+-- Who sees and writes which rows: row-level security on every tenant table (R1, R2).
+--
+-- RLS is ENABLEd and FORCEd, so the owner is bound too. Every policy reads
+-- the sealed request context (context.sql) through its accessors, each in a
+-- scalar sub-select so that it is evaluated once per statement, not per row.
+-- An unsealed context is nobody: its workspace is NULL and matches no row.
+--
+-- Policies restricted TO mneia_owner serve the administrator's bootstrap and
+-- the owner's own functions (authentication, the authority guards); mneia_app
+-- never acts as the owner.
+
+ALTER TABLE workspaces ENABLE ROW LEVEL SECURITY;
+ALTER TABLE workspaces FORCE ROW LEVEL SECURITY;
+ALTER TABLE identities ENABLE ROW LEVEL SECURITY;
+ALTER TABLE identities FORCE ROW LEVEL SECURITY;
+ALTER TABLE actors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE actors FORCE ROW LEVEL SECURITY;
+ALTER TABLE api_tokens ENABLE ROW LEVEL SECURITY;
+ALTER TABLE api_tokens FORCE ROW LEVEL SECURITY;
+ALTER TABLE teams ENABLE ROW LEVEL SECURITY;
+ALTER TABLE teams FORCE ROW LEVEL SECURITY;
+ALTER TABLE team_members ENABLE ROW LEVEL SECURITY;
+ALTER TABLE team_members FORCE ROW LEVEL SECURITY;
+ALTER TABLE projects ENABLE ROW LEVEL SECURITY;
+ALTER TABLE projects FORCE ROW LEVEL SECURITY;
+ALTER TABLE project_members ENABLE ROW LEVEL SECURITY;
+ALTER TABLE project_members FORCE ROW LEVEL SECURITY;
+ALTER TABLE clients ENABLE ROW LEVEL SECURITY;
+ALTER TABLE clients FORCE ROW LEVEL SECURITY;
+ALTER TABLE sessions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sessions FORCE ROW LEVEL SECURITY;
+ALTER TABLE items ENABLE ROW LEVEL SECURITY;
+ALTER TABLE items FORCE ROW LEVEL SECURITY;
+ALTER TABLE item_events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE item_events FORCE ROW LEVEL SECURITY;
+ALTER TABLE proposals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE proposals FORCE ROW LEVEL SECURITY;
+ALTER TABLE disputes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE disputes FORCE ROW LEVEL SECURITY;
+
+-- Workspaces and identities ---------------------------------------------------
+
+CREATE POLICY workspace_self ON workspaces FOR SELECT USING (id = (SELECT mneia_workspace()));
+CREATE POLICY workspace_bootstrap ON workspaces FOR INSERT TO mneia_owner
+  WITH CHECK (id = (SELECT mneia_workspace()));
+
+-- One person across workspaces: seen through an actor of the caller's workspace.
+CREATE POLICY identity_seen ON identities FOR SELECT USING (
+  EXISTS (SELECT 1 FROM actors a WHERE a.identity_id = identities.id));
+CREATE POLICY identity_bootstrap ON identities FOR INSERT TO mneia_owner WITH CHECK (true);
+
+-- Actors and their tokens -----------------------------------------------------
+
+CREATE POLICY actor_read ON actors FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY actor_bootstrap ON actors FOR INSERT TO mneia_owner
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()) AND kind = 'HUMAN');
+-- R3: humans create actors; linking an identity (another workspace's person) is the administrator's.
+CREATE POLICY actor_create ON actors FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human()) AND identity_id IS NULL);
+
+-- A token row is visible to its own actor only; authentication finds the
+-- presented one through the owner's policy, inside mneia_authenticate.
+CREATE POLICY token_read ON api_tokens FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace()) AND actor_id = (SELECT mneia_actor()));
+CREATE POLICY token_presented ON api_tokens FOR SELECT TO mneia_owner
+  USING (token_hash = (SELECT mneia_presented_token()));
+CREATE POLICY token_bootstrap ON api_tokens FOR INSERT TO mneia_owner
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+-- A human mints tokens for itself or for an actor it created, never for another person.
+CREATE POLICY token_create ON api_tokens FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human())
+  AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
+                AND a.id = api_tokens.actor_id
+                AND (a.id = (SELECT mneia_actor()) OR a.created_by = (SELECT mneia_actor()))));
+CREATE POLICY token_revoke ON api_tokens FOR UPDATE
+  USING (workspace_id = (SELECT mneia_workspace()) AND actor_id = (SELECT mneia_actor()))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+
+-- Teams and projects: visible workspace-wide, made and joined by humans -------
+-- (A policy never reads its own table: with the accessors in sub-selects,
+-- PostgreSQL would take that for a recursion. The context carries the teams.)
+
+CREATE POLICY team_read ON teams FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY team_create ON teams FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human()));
+
+CREATE POLICY team_member_read ON team_members FOR SELECT
+  USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY team_member_add ON team_members FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND added_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human())
+  AND (team_id = ANY ((SELECT mneia_member_teams())::uuid[])
+       OR EXISTS (SELECT 1 FROM teams t WHERE t.workspace_id = team_members.workspace_id
+                    AND t.id = team_members.team_id AND t.created_by = (SELECT mneia_actor()))));
+
+CREATE POLICY project_read ON projects FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY project_create ON projects FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human()));
+
+CREATE POLICY project_member_read ON project_members FOR SELECT
+  USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY project_member_add ON project_members FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND added_by = (SELECT mneia_actor())
+  AND (SELECT mneia_actor_is_human())
+  AND (project_id = ANY ((SELECT mneia_team_projects())::uuid[])
+       OR EXISTS (SELECT 1 FROM projects p WHERE p.workspace_id = project_members.workspace_id
+                    AND p.id = project_members.project_id AND p.created_by = (SELECT mneia_actor()))));
+
+-- Clients and sessions --------------------------------------------------------
+
+CREATE POLICY client_read ON clients FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY client_create ON clients FOR INSERT WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+
+CREATE POLICY session_read ON sessions FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
+CREATE POLICY session_start ON sessions FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND actor_id = (SELECT mneia_actor())
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
+CREATE POLICY session_end ON sessions FOR UPDATE
+  USING (workspace_id = (SELECT mneia_workspace())
+         AND (actor_id = (SELECT mneia_actor()) OR (SELECT mneia_actor_is_human())))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+
+-- Items (R2): the asserter always sees its own; then by scope, each scope
+-- including the narrower ones (PROJECT within TEAM within WORKSPACE).
+
+CREATE POLICY item_read ON items FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace()) AND (
+    asserted_by = (SELECT mneia_actor())
+    OR scope = 'WORKSPACE'
+    OR (scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+    OR (scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+    OR (scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (grant_actor_ids))));
+-- Writing needs membership of the project (directly or through its team). An
+-- item is asserted by the caller; the one exception, a human accepting an
+-- agent's proposal, is checked in full by mneia_items_guard (authority.sql).
+CREATE POLICY item_assert ON items FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace())
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[])
+  AND (asserted_by = (SELECT mneia_actor())
+       OR (confirmed_by = (SELECT mneia_actor()) AND (SELECT mneia_actor_is_human()))));
+CREATE POLICY item_change ON items FOR UPDATE USING (
+  workspace_id = (SELECT mneia_workspace()) AND (
+    asserted_by = (SELECT mneia_actor())
+    OR scope = 'WORKSPACE'
+    OR (scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+    OR (scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+    OR (scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (grant_actor_ids)))
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+-- The owner's functions (the authority guards) judge a write by every row of
+-- the workspace, also those the caller cannot see.
+CREATE POLICY item_guard_read ON items FOR SELECT TO mneia_owner
+  USING (workspace_id = (SELECT mneia_workspace()));
+
+CREATE POLICY item_event_read ON item_events FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = item_events.workspace_id
+                AND i.id = item_events.item_id));
+-- Only the event log trigger (events.sql) appends, as the owner.
+CREATE POLICY item_event_append ON item_events FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND actor_id IS NOT NULL);
+
+-- Proposals and disputes: shown with what they are about ----------------------
+
+CREATE POLICY proposal_read ON proposals FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = proposals.workspace_id
+                AND i.id = proposals.target_id));
+CREATE POLICY proposal_raise ON proposals FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND proposed_by = (SELECT mneia_actor())
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
+CREATE POLICY proposal_decide ON proposals FOR UPDATE
+  USING (workspace_id = (SELECT mneia_workspace())
+         AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+
+-- A dispute shows both sides, so it is visible only to whoever sees both.
+CREATE POLICY dispute_read ON disputes FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
+                AND i.id = disputes.item_id)
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
+                AND i.id = disputes.contested_id));
+CREATE POLICY dispute_raise ON disputes FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND raised_by = (SELECT mneia_actor())
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
+CREATE POLICY dispute_resolve ON disputes FOR UPDATE
+  USING (workspace_id = (SELECT mneia_workspace())
+         AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
+-- The guards ask whether an item still has open disputes, seen or not.
+CREATE POLICY dispute_guard_read ON disputes FOR SELECT TO mneia_owner
+  USING (workspace_id = (SELECT mneia_workspace()));
