@@ -44,6 +44,7 @@ SET_CONTEXT = text(
 )
 INSUFFICIENT_PRIVILEGE = "42501"  # both a row-level security refusal and a missing grant
 UNIQUE_VIOLATION = "23505"
+CHECK_VIOLATION = "23514"  # a transition the data does not allow (the authority guards' DISALLOWED)
 
 State = dict[str, tuple[int, Any]]
 

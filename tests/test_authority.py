@@ -26,6 +26,7 @@ from tests.support import (
     ADD_TEAM_MEMBER,
     CONFIRM_ITEM,
     MAKE_LOAD_BEARING,
+    RETIRE_ITEM,
     SUGGEST_LOAD_BEARING,
     VERIFY_ITEM,
     as_caller,
@@ -439,3 +440,22 @@ async def test_r5_agent_can_never_make_an_item_load_bearing(api: Api, world: Wor
     row = await item_row(api.admin_engine, item_id)
     assert (row["load_bearing"], row["load_bearing_set_by"]) == (False, None)
     assert (await read_item(api, world.human.token, item_id))["loadBearing"] is False
+
+
+DISPUTE_ITEM = 'mutation($i: ID!, $c: ID!) { disputeItem(id: $i, contestedId: $c, reason: "no") { id } }'
+
+
+async def test_r5_an_agent_cannot_retire_or_dispute_a_load_bearing_item(api: Api, world: World) -> None:
+    """Load-bearing is a human's ruling, confirmed or not: only a human changes such an item's status."""
+    ruled = await api.assert_item(world.agent.token, projectId=world.project_id, statement="p99 under 200 ms")
+    await api.run(world.human.token, MAKE_LOAD_BEARING, i=ruled["id"])
+    other = await api.assert_item(world.agent.token, projectId=world.project_id, statement="p99 under 1 s")
+    before = await database_state(api.admin_engine)
+
+    assert_human_required(await api.fail(world.agent.token, RETIRE_ITEM, i=ruled["id"], r="too strict"))
+    assert_human_required(await api.fail(world.agent.token, DISPUTE_ITEM, i=ruled["id"], c=other["id"]))
+
+    assert await database_state(api.admin_engine) == before
+    # Control: the human may retire it.
+    retired = await api.run(world.human.token, RETIRE_ITEM, i=ruled["id"], r="too strict")
+    assert retired["retireItem"]["status"] == "RETIRED"

@@ -1,0 +1,166 @@
+"""The declared schema (storage/sql) is the migrated schema, and the code agrees with both.
+
+- The migrations arrive at exactly what storage/sql declares: policies,
+  function definitions and privileges, triggers, columns, constraints,
+  indexes, grants (storage.catalog compares them object by object).
+- storage/tables.py, the SQLAlchemy view of the tables, has the migrated
+  database's columns, with their nullability (information_schema).
+- The vocabulary (mneia.vocabulary) is what the CHECK constraints allow.
+- mneia_app may call exactly the functions it needs, and nothing that seals
+  a context.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia import vocabulary
+from mneia.storage import catalog
+from mneia.storage.tables import metadata
+from tests.support import rows
+
+# Tables of the database that the application never queries (the owner's key).
+OWNER_ONLY = {"seal_keys"}
+
+
+async def test_the_migrations_arrive_at_the_declared_schema(server: str, admin_url: str) -> None:
+    migrated = await catalog.snapshot_of(admin_url)
+    declared = await catalog.declared_snapshot(server)
+    assert catalog.differences(migrated, declared) == []
+    # Not vacuous: every kind of object is there.
+    kinds = {key[0] for key in declared}
+    assert {"table", "column", "constraint", "index", "policy", "function", "trigger", "grant"} <= kinds
+
+
+async def test_a_changed_policy_is_a_difference_and_the_catalog_writes_its_migration(server: str) -> None:
+    """The comparison is sharp: one policy changed in the declared schema shows up, with the SQL to fix it."""
+    declared = await catalog.declared_snapshot(server)
+    key = ("policy", "items", "item_read")
+    widened = {**declared, key: declared[key].replace("scope = 'WORKSPACE'", "true")}
+    assert catalog.differences(declared, widened) != []
+    upgrade = catalog.changes(declared, widened)
+    assert "DROP POLICY item_read ON items;" in upgrade
+    assert widened[key] in upgrade
+
+
+async def test_tables_py_has_the_migrated_columns(admin_engine: AsyncEngine) -> None:
+    found = await rows(
+        admin_engine,
+        "SELECT table_name, column_name, is_nullable = 'YES' AS nullable FROM information_schema.columns"
+        " WHERE table_schema = 'public' AND table_name <> 'alembic_version'",
+    )
+    in_database: dict[str, dict[str, bool]] = {}
+    for row in found:
+        in_database.setdefault(row["table_name"], {})[row["column_name"]] = row["nullable"]
+    in_code = {
+        table.name: {
+            column.name: bool(column.nullable) and not column.primary_key for column in table.columns
+        }
+        for table in metadata.sorted_tables
+    }
+    # The generated full-text column is the database's own business.
+    in_database["items"].pop("search")
+    assert set(in_database) - OWNER_ONLY == set(in_code)
+    for name, columns in in_code.items():
+        assert columns == in_database[name], name
+
+
+def check_values(definition: str) -> set[str]:
+    return set(re.findall(r"'([A-Z_]+)'::text", definition))
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "words"),
+    [
+        ("actors", "kind", vocabulary.ActorKind),
+        ("items", "kind", vocabulary.ItemKind),
+        ("items", "status", vocabulary.ItemStatus),
+        ("items", "scope", vocabulary.Scope),
+        ("proposals", "kind", vocabulary.ProposalKind),
+        ("proposals", "status", vocabulary.ProposalStatus),
+        ("disputes", "status", vocabulary.DisputeStatus),
+    ],
+)
+async def test_the_vocabulary_is_what_the_database_allows(
+    admin_engine: AsyncEngine, table: str, column: str, words: type[StrEnum]
+) -> None:
+    (found,) = await rows(
+        admin_engine,
+        "SELECT pg_get_constraintdef(k.oid) AS definition FROM pg_constraint k"
+        " WHERE k.conrelid = CAST(:table AS regclass) AND k.conname = :name",
+        table=table,
+        name=f"{table}_{column}_check",
+    )
+    assert check_values(found["definition"]) == {word.value for word in words}
+
+
+# What mneia_app may call: the accessors the policies use, the helpers the guards use, the way in.
+CALLABLE_BY_THE_SERVER = {
+    "mneia_authenticate",
+    "mneia_channel",
+    "mneia_sealed",
+    "mneia_workspace",
+    "mneia_actor",
+    "mneia_actor_is_human",
+    "mneia_member_projects",
+    "mneia_member_teams",
+    "mneia_team_projects",
+    "mneia_trusted_session",
+    "mneia_refuse",
+    "mneia_disallow",
+    "mneia_require_human",
+    "mneia_require_now",
+    "mneia_has_successor",
+    "mneia_open_disputes",
+    "mneia_kept_by_resolution",
+    "mneia_replacement_matches",
+    "mneia_uuid7",
+}
+
+
+async def test_the_server_role_may_call_only_what_it_needs(admin_engine: AsyncEngine) -> None:
+    found = await rows(
+        admin_engine,
+        "SELECT p.proname, has_function_privilege('mneia_app', p.oid, 'EXECUTE') AS callable"
+        " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+        " WHERE n.nspname = 'public' AND p.proname LIKE 'mneia\\_%'",
+    )
+    callable_ = {row["proname"] for row in found if row["callable"]}
+    assert callable_ == CALLABLE_BY_THE_SERVER
+    assert {"mneia_context_seal", "mneia_bind", "mneia_bootstrap"} <= {row["proname"] for row in found}
+
+
+async def test_the_server_role_creates_nothing(admin_engine: AsyncEngine) -> None:
+    (found,) = await rows(
+        admin_engine,
+        "SELECT has_schema_privilege('mneia_app', 'public', 'CREATE') AS in_schema,"
+        " has_database_privilege('mneia_app', current_database(), 'CREATE') AS schemas",
+    )
+    assert found == {"in_schema": False, "schemas": False}
+
+
+async def test_declared_files_name_no_unqualified_table_in_a_function_body() -> None:
+    """Inside every function body, the tables are named with their schema (public.x)."""
+    from mneia.storage import declared
+
+    tables = {table.name for table in metadata.sorted_tables} | OWNER_ONLY
+    bodies = []
+    for name in declared.FILES:
+        bodies += re.findall(r"\$\$(.*?)\$\$", declared.read(name), flags=re.S)
+    unqualified = {
+        f"{keyword} {table}"
+        for body in bodies
+        for keyword, table in re.findall(r"\b(FROM|JOIN|INTO|UPDATE)\s+([a-z_]+)\b", body)
+        if table in tables
+    }
+    assert unqualified == set()
+
+
+def test_the_vocabulary_imports_nothing_of_the_project() -> None:
+    source = Path(vocabulary.__file__).read_text(encoding="utf-8")
+    assert "import mneia" not in source and "from mneia" not in source
