@@ -33,7 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.config import APP_ROLE, async_url
 from tests.database import fresh_name, with_database
-from tests.graphql import Api
+from tests.graphql import Api, World
+from tests.support import rows
 
 CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 REPO = Path(__file__).resolve().parents[1]
@@ -300,3 +301,17 @@ def test_ci_runs_the_readme_install_and_test_line() -> None:
     command = script[marker + 1].strip()
     assert command.startswith("python3 -m venv .venv")
     assert command in (REPO / "README.md").read_text()
+
+
+async def test_admin_rotate_seal_key_keeps_tokens_working(
+    admin_url: str, api: Api, admin_engine: AsyncEngine, tmp_path: Path, world: World
+) -> None:
+    """A new key for the seals: tokens and data are untouched, the key itself changes."""
+    key = "SELECT encode(inner_pad, 'hex') AS pad FROM seal_keys"
+    (before,) = await rows(admin_engine, key)
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    result = await asyncio.to_thread(mneia, "admin", "rotate-seal-key", env=env)
+    assert result.returncode == 0, result.stderr
+    (after,) = await rows(admin_engine, key)
+    assert after != before
+    assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id

@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.graphql import Api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,3 +99,11 @@ async def test_readme_walkthrough_results(api: Api) -> None:
 def test_readme_test_command_is_what_ci_runs() -> None:
     assert TEST_COMMAND in README
     assert TEST_COMMAND in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_rules_the_tests_cite_are_the_contracts() -> None:
+    """docs/RULES.md is a copy of the contract's rules (R1-R15), for readers of this repository alone."""
+    contract = ROOT.parent / "shared" / "contract" / "RULES.md"
+    if not contract.exists():
+        pytest.skip(f"the contract is not beside this checkout ({contract})")
+    assert (ROOT / "docs" / "RULES.md").read_text() == contract.read_text()

@@ -19,12 +19,12 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import asyncpg
 from alembic.util import CommandError
@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.config import APP_ROLE, Settings, async_url
 
 CONNECT_TIMEOUT = 10.0
+T = TypeVar("T")
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -260,33 +261,51 @@ def run_schema(args: argparse.Namespace) -> None:
     sys.stdout.write(build_schema().as_str().rstrip("\n") + "\n")
 
 
-async def _bootstrap(admin_url: str, workspace_name: str, human_name: str) -> dict[str, str]:
-    from mneia.storage import workspace
+async def _as_admin(admin_url: str, act: Callable[[AsyncEngine], Awaitable[T]]) -> T:
     from mneia.storage.database import create_engine
 
     engine = create_engine(admin_url, pool_size=1)
     try:
-        made = await workspace.bootstrap(engine, workspace_name, human_name)
+        return await act(engine)
     finally:
         await engine.dispose()
-    return {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id), "token": made.token}
 
 
-def run_bootstrap(args: argparse.Namespace) -> None:
+def _admin_act(args: argparse.Namespace, what: str, act: Callable[[AsyncEngine], Awaitable[T]]) -> T:
+    """Run an administrator's act on a migrated database; a failure is one line."""
     settings = Settings.from_env(data_dir=args.data_dir)
     with database(settings) as db:
         reachable(db.admin_url)
         require_migrated(db)
         try:
-            made = asyncio.run(_bootstrap(db.admin_url, args.workspace, args.human))
+            return asyncio.run(_as_admin(db.admin_url, act))
         except (OSError, SQLAlchemyError) as exc:
-            raise CliError(f"bootstrap failed: {reason(exc)}") from None
+            raise CliError(f"{what} failed: {reason(exc)}") from None
+
+
+def run_bootstrap(args: argparse.Namespace) -> None:
+    from mneia.storage import workspace
+
+    made = _admin_act(
+        args, "bootstrap", lambda engine: workspace.bootstrap(engine, args.workspace, args.human)
+    )
     if args.json:
-        print(json.dumps(made))
+        print(
+            json.dumps(
+                {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id), "token": made.token}
+            )
+        )
         return
-    print(f"Workspace {args.workspace!r} created: {made['workspaceId']}")
-    print(f"Human {args.human!r}: {made['actorId']}")
-    print(f"Token (shown once, store it now): {made['token']}")
+    print(f"Workspace {args.workspace!r} created: {made.workspace_id}")
+    print(f"Human {args.human!r}: {made.actor_id}")
+    print(f"Token (shown once, store it now): {made.token}")
+
+
+def run_rotate_seal_key(args: argparse.Namespace) -> None:
+    from mneia.storage import workspace
+
+    _admin_act(args, "rotating the sealing key", workspace.rotate_seal_key)
+    print("mneia: a new sealing key is in use; requests in flight under the old one were refused")
 
 
 def _port(value: str) -> int:
@@ -344,6 +363,11 @@ def parser() -> argparse.ArgumentParser:
     boot.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
     _data_dir_option(boot)
     boot.set_defaults(run=run_bootstrap)
+    rotate = admin_commands.add_parser(
+        "rotate-seal-key", help="a new key for the request contexts' seals (tokens stay valid)"
+    )
+    _data_dir_option(rotate)
+    rotate.set_defaults(run=run_rotate_seal_key)
     return root
 
 

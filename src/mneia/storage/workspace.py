@@ -1,4 +1,4 @@
-"""Workspaces (tenants) and the administrator's bootstrap of a workspace's first human."""
+"""Workspaces (tenants), and the administrator's acts: the first human of a workspace, a new sealing key."""
 
 from __future__ import annotations
 
@@ -52,3 +52,15 @@ async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: 
             )
         ).one()
     return Bootstrap(made.workspace_id, made.actor_id, secret)
+
+
+_ROTATE = text("SELECT mneia_rotate_seal_key()")
+
+
+async def rotate_seal_key(admin_engine: AsyncEngine) -> None:
+    """A new key for sealing request contexts (storage/sql/context.sql); the administrator's act.
+
+    Transactions bound under the old key fail closed; tokens and data are untouched.
+    """
+    async with transaction(admin_engine) as tx:
+        await tx.execute(_ROTATE)
