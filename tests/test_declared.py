@@ -104,6 +104,7 @@ CALLABLE_BY_THE_SERVER = {
     "mneia_authenticate",
     "mneia_channel",
     "mneia_sealed",
+    "mneia_context_field",
     "mneia_workspace",
     "mneia_actor",
     "mneia_actor_is_human",

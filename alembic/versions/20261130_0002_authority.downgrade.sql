@@ -60,6 +60,7 @@ DROP FUNCTION mneia_bind(workspace uuid, actor uuid);
 DROP FUNCTION mneia_bootstrap(workspace_name text, human_name text, token_digest text);
 DROP FUNCTION mneia_channel();
 DROP FUNCTION mneia_channel_of(workspace uuid);
+DROP FUNCTION mneia_context_field(field text);
 DROP FUNCTION mneia_context_message();
 DROP FUNCTION mneia_context_seal();
 DROP FUNCTION mneia_disallow(what text, rule text);

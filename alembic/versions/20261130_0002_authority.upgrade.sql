@@ -135,6 +135,19 @@ AS $function$
     SELECT 'mneia_' || left(encode(sha256(k.channel_salt || convert_to(workspace::text, 'UTF8')), 'hex'), 32)
     FROM public.seal_keys k WHERE k.id = 1
   $function$;
+CREATE OR REPLACE FUNCTION public.mneia_context_field(field text)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  BEGIN
+    IF public.mneia_sealed() THEN
+      RETURN nullif(current_setting('mneia.' || field, true), '');
+    END IF;
+    RETURN NULL;
+  END
+  $function$;
 CREATE OR REPLACE FUNCTION public.mneia_context_message()
  RETURNS bytea
  LANGUAGE sql
@@ -198,14 +211,7 @@ CREATE OR REPLACE FUNCTION public.mneia_member_teams()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.teams', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $function$;
+AS $function$ BEGIN RETURN coalesce(public.mneia_context_field('teams'), '{}')::uuid[]; END $function$;
 CREATE OR REPLACE FUNCTION public.mneia_open_disputes(workspace uuid, item uuid)
  RETURNS boolean
  LANGUAGE sql
@@ -354,24 +360,13 @@ CREATE OR REPLACE FUNCTION public.mneia_actor()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN nullif(current_setting('mneia.actor_id', true), '')::uuid;
-    END IF;
-    RETURN NULL;
-  END
-  $function$;
+AS $function$ BEGIN RETURN public.mneia_context_field('actor_id')::uuid; END $function$;
 CREATE OR REPLACE FUNCTION public.mneia_actor_is_human()
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    RETURN public.mneia_sealed() AND current_setting('mneia.actor_kind', true) = 'HUMAN';
-  END
-  $function$;
+AS $function$ BEGIN RETURN coalesce(public.mneia_context_field('actor_kind') = 'HUMAN', false); END $function$;
 CREATE OR REPLACE FUNCTION public.mneia_announce()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -644,14 +639,7 @@ CREATE OR REPLACE FUNCTION public.mneia_member_projects()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.projects', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $function$;
+AS $function$ BEGIN RETURN coalesce(public.mneia_context_field('projects'), '{}')::uuid[]; END $function$;
 CREATE OR REPLACE FUNCTION public.mneia_presented_token()
  RETURNS text
  LANGUAGE sql
@@ -724,14 +712,7 @@ CREATE OR REPLACE FUNCTION public.mneia_team_projects()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.team_projects', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $function$;
+AS $function$ BEGIN RETURN coalesce(public.mneia_context_field('team_projects'), '{}')::uuid[]; END $function$;
 CREATE OR REPLACE FUNCTION public.mneia_uuid7()
  RETURNS uuid
  LANGUAGE sql
@@ -751,14 +732,7 @@ CREATE OR REPLACE FUNCTION public.mneia_workspace()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN nullif(current_setting('mneia.workspace_id', true), '')::uuid;
-    END IF;
-    RETURN NULL;
-  END
-  $function$;
+AS $function$ BEGIN RETURN public.mneia_context_field('workspace_id')::uuid; END $function$;
 CREATE POLICY token_presented ON api_tokens AS PERMISSIVE FOR SELECT TO mneia_owner USING ((token_hash = ( SELECT mneia_presented_token() AS mneia_presented_token)));
 CREATE POLICY dispute_guard_read ON disputes AS PERMISSIVE FOR SELECT TO mneia_owner USING ((workspace_id = ( SELECT mneia_workspace() AS mneia_workspace)));
 CREATE POLICY item_guard_read ON items AS PERMISSIVE FOR SELECT TO mneia_owner USING ((workspace_id = ( SELECT mneia_workspace() AS mneia_workspace)));
@@ -845,6 +819,7 @@ REVOKE ALL ON FUNCTION mneia_bind(workspace uuid, actor uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_bootstrap(workspace_name text, human_name text, token_digest text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_channel() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_channel_of(workspace uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION mneia_context_field(field text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_context_message() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_context_seal() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_disallow(what text, rule text) FROM PUBLIC;
@@ -863,6 +838,7 @@ REVOKE ALL ON FUNCTION mneia_sealed() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_trusted_session() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_unbind() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mneia_channel() TO mneia_app;
+GRANT EXECUTE ON FUNCTION mneia_context_field(field text) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_disallow(what text, rule text) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_has_successor(workspace uuid, item uuid) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_kept_by_resolution(workspace uuid, item uuid) TO mneia_app;

@@ -145,9 +145,9 @@ class Context:
         """The item as one line of text, its authority first (R4)."""
         return await rendered(self, record)
 
-    async def redact(self, text: str | None) -> str | None:
-        """A reason as this reader may see it: ids of what it cannot see are hidden."""
-        return await redacted(self, text)
+    def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
+        """A reason as this reader may see it: ids of what it cannot see are hidden (now or later)."""
+        return redacted(self, text)
 
     def require_human(self, operation: str) -> ActorRecord:
         """R3: refuse an agent before anything is written."""

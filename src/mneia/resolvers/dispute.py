@@ -39,14 +39,15 @@ async def dispute_item(
         raise Conflict(f"disputeItem: item {contested.id} is {contested.status}, not ACTIVE")
     if newcomer.status not in CHANGEABLE:
         raise Conflict(f"disputeItem: item {newcomer.id} is {newcomer.status}")
+    if newcomer.status == ItemStatus.ACTIVE:
+        # It becomes DISPUTED: a status change, a human's to make on an item a human ruled on.
+        require_status_change(context.actor, newcomer, "disputeItem with it as the contradicting side")
     existing = await dispute.open_between(tx, newcomer.id, contested.id)
     if existing is not None:
         return Dispute.of(existing)
     locked = changed(await item.lock(tx, newcomer.id), "disputeItem")
     async with refused_as("disputeItem"):
         if locked.status == ItemStatus.ACTIVE:
-            # Disputing an item a human ruled on changes its status: a human's act.
-            require_status_change(context.actor, locked, "disputeItem with it as the contradicting side")
             await item.mark_disputed(tx, locked.id, contested.id, why)
         opened = await dispute.open(tx, locked, contested, reason=why)
     return Dispute.of(opened)

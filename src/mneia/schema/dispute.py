@@ -21,12 +21,12 @@ class Dispute:
     record: strawberry.Private[DisputeRecord]
 
     @strawberry.field
-    async def reason(self, info: strawberry.Info) -> str | None:
-        return await info.context.redact(self.record.reason)
+    def reason(self, info: strawberry.Info) -> str | None:
+        return info.context.redact(self.record.reason)
 
     @strawberry.field
-    async def resolution_note(self, info: strawberry.Info) -> str | None:
-        return await info.context.redact(self.record.resolution_note)
+    def resolution_note(self, info: strawberry.Info) -> str | None:
+        return info.context.redact(self.record.resolution_note)
 
     @strawberry.field(description="The assertion that contradicts.")
     async def item(self, info: strawberry.Info) -> Item:

@@ -22,12 +22,12 @@ class Proposal:
     record: strawberry.Private[ProposalRecord]
 
     @strawberry.field
-    async def reason(self, info: strawberry.Info) -> str | None:
-        return await info.context.redact(self.record.reason)
+    def reason(self, info: strawberry.Info) -> str | None:
+        return info.context.redact(self.record.reason)
 
     @strawberry.field
-    async def decision_note(self, info: strawberry.Info) -> str | None:
-        return await info.context.redact(self.record.decision_note)
+    def decision_note(self, info: strawberry.Info) -> str | None:
+        return info.context.redact(self.record.decision_note)
 
     @strawberry.field
     async def target(self, info: strawberry.Info) -> Item:

@@ -12,9 +12,9 @@
 --
 -- The seal also carries what the policies would otherwise look up on every
 -- statement: the actor's kind (read from its record, never from the caller),
--- its teams and the projects it works in. They are read once, when the transaction is
--- bound, and read again after a write that changes them (the refresh triggers
--- at the end of this file).
+-- its teams and the projects it works in. They are read once, when the
+-- transaction is bound, and again after a write that changes them (the
+-- rebind triggers at the end of this file).
 --
 -- Every function here names its tables with their schema and runs with
 -- search_path = pg_catalog, public, pg_temp, so that no temporary table, type
@@ -107,80 +107,53 @@ CREATE FUNCTION public.mneia_sealed() RETURNS boolean
   END
   $$;
 
--- The accessors: a field of a sealed context, else NULL (fail closed). The
--- policies call each one in a scalar sub-select, so once per statement.
-CREATE FUNCTION public.mneia_workspace() RETURNS uuid
+-- A field of the context if the seal verifies, else NULL (fail closed).
+CREATE FUNCTION public.mneia_context_field(field text) RETURNS text
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   BEGIN
     IF public.mneia_sealed() THEN
-      RETURN nullif(current_setting('mneia.workspace_id', true), '')::uuid;
+      RETURN nullif(current_setting('mneia.' || field, true), '');
     END IF;
     RETURN NULL;
   END
   $$;
 
+-- The accessors the policies call, each in a scalar sub-select, so once per statement.
+CREATE FUNCTION public.mneia_workspace() RETURNS uuid
+  LANGUAGE plpgsql STABLE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$ BEGIN RETURN public.mneia_context_field('workspace_id')::uuid; END $$;
+
 CREATE FUNCTION public.mneia_actor() RETURNS uuid
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN nullif(current_setting('mneia.actor_id', true), '')::uuid;
-    END IF;
-    RETURN NULL;
-  END
-  $$;
+  AS $$ BEGIN RETURN public.mneia_context_field('actor_id')::uuid; END $$;
 
 -- R3: the kind as the actor's record gave it when the transaction was bound.
 CREATE FUNCTION public.mneia_actor_is_human() RETURNS boolean
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    RETURN public.mneia_sealed() AND current_setting('mneia.actor_kind', true) = 'HUMAN';
-  END
-  $$;
+  AS $$ BEGIN RETURN coalesce(public.mneia_context_field('actor_kind') = 'HUMAN', false); END $$;
 
 -- Projects the actor is a direct member of.
 CREATE FUNCTION public.mneia_member_projects() RETURNS uuid[]
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.projects', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $$;
+  AS $$ BEGIN RETURN coalesce(public.mneia_context_field('projects'), '{}')::uuid[]; END $$;
 
 -- Teams the actor is a member of.
 CREATE FUNCTION public.mneia_member_teams() RETURNS uuid[]
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.teams', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $$;
+  AS $$ BEGIN RETURN coalesce(public.mneia_context_field('teams'), '{}')::uuid[]; END $$;
 
 -- Projects the actor works in: a direct member, or a member of the project's team.
 CREATE FUNCTION public.mneia_team_projects() RETURNS uuid[]
   LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    IF public.mneia_sealed() THEN
-      RETURN coalesce(nullif(current_setting('mneia.team_projects', true), ''), '{}')::uuid[];
-    END IF;
-    RETURN '{}';
-  END
-  $$;
+  AS $$ BEGIN RETURN coalesce(public.mneia_context_field('team_projects'), '{}')::uuid[]; END $$;
 
 -- The digest of the token being presented, seen only by the owner's policy
 -- token_presented (inside mneia_authenticate).

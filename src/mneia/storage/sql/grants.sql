@@ -25,6 +25,7 @@ GRANT EXECUTE ON FUNCTION
   mneia_authenticate(text),
   mneia_channel(),
   mneia_sealed(),
+  mneia_context_field(text),
   mneia_workspace(),
   mneia_actor(),
   mneia_actor_is_human(),
