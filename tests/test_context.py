@@ -150,7 +150,6 @@ async def test_r1_a_failed_authentication_unbinds(engine: AsyncEngine, stocked: 
     [
         "SELECT * FROM seal_keys",
         "SELECT mneia_context_seal()",
-        "SELECT mneia_context_message()",
         "SELECT mneia_bind(gen_random_uuid(), gen_random_uuid())",
         "SELECT mneia_unbind()",
         "SELECT * FROM mneia_bootstrap('evil corp', 'mallory', 'digest')",

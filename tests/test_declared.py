@@ -28,18 +28,26 @@ from tests.support import rows
 OWNER_ONLY = {"seal_keys"}
 
 
-async def test_the_migrations_arrive_at_the_declared_schema(server: str, admin_url: str) -> None:
+@pytest.fixture(scope="module")
+async def declared(server: str) -> catalog.Snapshot:
+    """The catalogue of a scratch database built from storage/sql alone."""
+    return await catalog.declared_snapshot(server)
+
+
+async def test_the_migrations_arrive_at_the_declared_schema(
+    admin_url: str, declared: catalog.Snapshot
+) -> None:
     migrated = await catalog.snapshot_of(admin_url)
-    declared = await catalog.declared_snapshot(server)
     assert catalog.differences(migrated, declared) == []
     # Not vacuous: every kind of object is there.
     kinds = {key[0] for key in declared}
     assert {"table", "column", "constraint", "index", "policy", "function", "trigger", "grant"} <= kinds
 
 
-async def test_a_changed_policy_is_a_difference_and_the_catalog_writes_its_migration(server: str) -> None:
+async def test_a_changed_policy_is_a_difference_and_the_catalog_writes_its_migration(
+    declared: catalog.Snapshot,
+) -> None:
     """The comparison is sharp: one policy changed in the declared schema shows up, with the SQL to fix it."""
-    declared = await catalog.declared_snapshot(server)
     key = ("policy", "items", "item_read")
     widened = {**declared, key: declared[key].replace("scope = 'WORKSPACE'", "true")}
     assert catalog.differences(declared, widened) != []

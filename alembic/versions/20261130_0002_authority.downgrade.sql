@@ -61,7 +61,6 @@ DROP FUNCTION mneia_bootstrap(workspace_name text, human_name text, token_digest
 DROP FUNCTION mneia_channel();
 DROP FUNCTION mneia_channel_of(workspace uuid);
 DROP FUNCTION mneia_context_field(field text);
-DROP FUNCTION mneia_context_message();
 DROP FUNCTION mneia_context_seal();
 DROP FUNCTION mneia_disallow(what text, rule text);
 DROP FUNCTION mneia_has_successor(workspace uuid, item uuid);

@@ -148,22 +148,6 @@ AS $function$
     RETURN NULL;
   END
   $function$;
-CREATE OR REPLACE FUNCTION public.mneia_context_message()
- RETURNS bytea
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-    SELECT convert_to(concat_ws('|', 'mneia-context-v1',
-        coalesce(current_setting('mneia.workspace_id', true), ''),
-        coalesce(current_setting('mneia.actor_id', true), ''),
-        coalesce(current_setting('mneia.actor_kind', true), ''),
-        coalesce(current_setting('mneia.projects', true), ''),
-        coalesce(current_setting('mneia.teams', true), ''),
-        coalesce(current_setting('mneia.team_projects', true), ''),
-        pg_backend_pid(),
-        (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8')
-  $function$;
 CREATE OR REPLACE FUNCTION public.mneia_context_seal()
  RETURNS text
  LANGUAGE plpgsql
@@ -172,9 +156,18 @@ CREATE OR REPLACE FUNCTION public.mneia_context_seal()
 AS $function$
   DECLARE
     pads record;
+    message bytea := convert_to(concat_ws('|', 'mneia-context-v1',
+        coalesce(current_setting('mneia.workspace_id', true), ''),
+        coalesce(current_setting('mneia.actor_id', true), ''),
+        coalesce(current_setting('mneia.actor_kind', true), ''),
+        coalesce(current_setting('mneia.projects', true), ''),
+        coalesce(current_setting('mneia.teams', true), ''),
+        coalesce(current_setting('mneia.team_projects', true), ''),
+        pg_backend_pid(),
+        (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8');
   BEGIN
     SELECT k.inner_pad, k.outer_pad INTO pads FROM public.seal_keys k WHERE k.id = 1;
-    RETURN encode(sha256(pads.outer_pad || sha256(pads.inner_pad || public.mneia_context_message())), 'hex');
+    RETURN encode(sha256(pads.outer_pad || sha256(pads.inner_pad || message)), 'hex');
   END
   $function$;
 CREATE OR REPLACE FUNCTION public.mneia_disallow(what text, rule text)
@@ -820,7 +813,6 @@ REVOKE ALL ON FUNCTION mneia_bootstrap(workspace_name text, human_name text, tok
 REVOKE ALL ON FUNCTION mneia_channel() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_channel_of(workspace uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_context_field(field text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION mneia_context_message() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_context_seal() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_disallow(what text, rule text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_has_successor(workspace uuid, item uuid) FROM PUBLIC;

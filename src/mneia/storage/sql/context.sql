@@ -65,12 +65,17 @@ CREATE FUNCTION public.mneia_rotate_seal_key() RETURNS void
   END
   $$;
 
--- What the seal covers. The fields never contain '|', so the message is unambiguous.
-CREATE FUNCTION public.mneia_context_message() RETURNS bytea
-  LANGUAGE sql STABLE
+-- The seal of the current settings: HMAC-SHA-256 over every field of the
+-- context (none contains '|', so the message is unambiguous), this backend's
+-- process id and the transaction's start. Never granted to mneia_app: with
+-- it, the settings could be sealed by anyone.
+CREATE FUNCTION public.mneia_context_seal() RETURNS text
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT convert_to(concat_ws('|', 'mneia-context-v1',
+  DECLARE
+    pads record;
+    message bytea := convert_to(concat_ws('|', 'mneia-context-v1',
         coalesce(current_setting('mneia.workspace_id', true), ''),
         coalesce(current_setting('mneia.actor_id', true), ''),
         coalesce(current_setting('mneia.actor_kind', true), ''),
@@ -78,20 +83,10 @@ CREATE FUNCTION public.mneia_context_message() RETURNS bytea
         coalesce(current_setting('mneia.teams', true), ''),
         coalesce(current_setting('mneia.team_projects', true), ''),
         pg_backend_pid(),
-        (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8')
-  $$;
-
--- The seal of the current settings. Never granted to mneia_app: with it, the
--- settings could be sealed by anyone.
-CREATE FUNCTION public.mneia_context_seal() RETURNS text
-  LANGUAGE plpgsql STABLE SECURITY DEFINER
-  SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  DECLARE
-    pads record;
+        (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8');
   BEGIN
     SELECT k.inner_pad, k.outer_pad INTO pads FROM public.seal_keys k WHERE k.id = 1;
-    RETURN encode(sha256(pads.outer_pad || sha256(pads.inner_pad || public.mneia_context_message())), 'hex');
+    RETURN encode(sha256(pads.outer_pad || sha256(pads.inner_pad || message)), 'hex');
   END
   $$;
 
