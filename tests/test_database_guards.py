@@ -14,6 +14,7 @@ standing in for ours) are in tests/test_context.py.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +27,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from mneia.resolvers.authority import keeps_audience
 from mneia.storage.ids import new_id
+from mneia.storage.item import ItemRecord, NewItem
+from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Api, Who, World
 from tests.support import (
     CHECK_VIOLATION,
@@ -34,6 +38,7 @@ from tests.support import (
     MAKE_LOAD_BEARING,
     as_caller,
     confirmed_item,
+    constraint_of,
     rows,
     sqlstate,
 )
@@ -73,27 +78,28 @@ async def run(engine: AsyncEngine, who: Who, sql: str, **params: Any) -> int:
         return (await connection.execute(text(sql), params)).rowcount
 
 
-async def refusal(engine: AsyncEngine, who: Who, sql: str, **params: Any) -> tuple[str | None, str]:
-    """Run one statement as ``who``; it must fail. Returns its SQLSTATE and message."""
+async def refusal(engine: AsyncEngine, who: Who, sql: str, **params: Any) -> DBAPIError:
+    """Run one statement as ``who``; it must fail. Returns the error."""
     async with as_caller(engine, who) as connection:
         with pytest.raises(DBAPIError) as caught:
             await connection.execute(text(sql), params)
-    return sqlstate(caught.value), str(caught.value.orig)
+    return caught.value
 
 
 async def assert_refused(
     engine: AsyncEngine, who: Who, sql: str, *, human: bool = False, **params: Any
 ) -> None:
-    state, message = await refusal(engine, who, sql, **params)
-    assert state == INSUFFICIENT_PRIVILEGE, message
+    error = await refusal(engine, who, sql, **params)
+    assert sqlstate(error) == INSUFFICIENT_PRIVILEGE, error
     if human:
-        assert "HUMAN_REQUIRED" in message, message
+        assert "HUMAN_REQUIRED" in str(error.orig), error
 
 
 async def assert_disallowed(engine: AsyncEngine, who: Who, sql: str, rule: str, **params: Any) -> None:
-    state, message = await refusal(engine, who, sql, **params)
-    assert state == CHECK_VIOLATION, message
-    assert "DISALLOWED" in message, message
+    """Refused as a transition the data does not allow, naming ``rule`` as the constraint."""
+    error = await refusal(engine, who, sql, **params)
+    assert sqlstate(error) == CHECK_VIOLATION, error
+    assert constraint_of(error) == rule, error
 
 
 RETIRE = "UPDATE items SET status = 'RETIRED', status_reason = 'gone' WHERE id = :item"
@@ -103,9 +109,9 @@ DISPUTE_MARK = (
     "UPDATE items SET status = 'DISPUTED', status_reason = 'contradicts something' WHERE id = :item"
 )
 INSERT_ITEM = (
-    "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, asserted_at,"
+    "INSERT INTO items (workspace_id, id, project_id, kind, statement, scope, asserted_by, asserted_at,"
     " supersedes_id, supersession_reason, confirmed_by, confirmed_at)"
-    " VALUES (:ws, :id, :project, 'FACT', :statement, :by, coalesce(CAST(:at AS timestamptz), now()),"
+    " VALUES (:ws, :id, :project, 'FACT', :statement, :scope, :by, coalesce(CAST(:at AS timestamptz), now()),"
     " :replaces, :reason, :confirmer, CASE WHEN CAST(:confirmer AS uuid) IS NULL THEN NULL ELSE now() END)"
 )
 
@@ -122,7 +128,8 @@ def new_item(ground: Ground, by: str, **fields: Any) -> dict[str, Any]:
         "statement": "raw",
         "by": by,
     }
-    return {"at": None, "replaces": None, "reason": None, "confirmer": None, **values, **fields}
+    defaults = {"at": None, "replaces": None, "reason": None, "confirmer": None, "scope": "PROJECT"}
+    return {**defaults, **values, **fields}
 
 
 # --- status changes -------------------------------------------------------------------------------
@@ -261,6 +268,21 @@ async def test_r7_nobody_replaces_what_they_cannot_see(api: Api, engine: AsyncEn
     )
     successor = new_item(ground, world.agent.id, replaces=private["id"], reason="found it")
     await assert_refused(engine, world.agent, INSERT_ITEM, **successor)
+
+
+async def test_r2_r7_a_successor_keeps_the_audience_and_the_project(
+    api: Api, engine: AsyncEngine, ground: Ground
+) -> None:
+    """A narrower replacement would hide the chain's head from those who saw what it replaced."""
+    agent, world = ground.world.agent, ground.world
+    narrower = new_item(ground, agent.id, replaces=ground.agents, reason="mine", scope="PRIVATE")
+    await assert_disallowed(engine, agent, INSERT_ITEM, "items_replacement_keeps_audience", **narrower)
+    elsewhere_id = await api.project(world.human.token, "elsewhere")
+    await api.add_member(world.human.token, elsewhere_id, agent.id)
+    elsewhere = new_item(ground, agent.id, replaces=ground.agents, reason="moved", project=elsewhere_id)
+    await assert_disallowed(engine, agent, INSERT_ITEM, "items_replacement_keeps_audience", **elsewhere)
+    wider = new_item(ground, agent.id, replaces=ground.agents, reason="for all", scope="WORKSPACE")
+    assert await run(engine, agent, INSERT_ITEM, **wider) == 1  # control
 
 
 async def test_r7_a_successor_replaces_an_active_item(api: Api, engine: AsyncEngine, ground: Ground) -> None:
@@ -531,3 +553,71 @@ async def authority_of(connection: AsyncConnection, item: str) -> tuple[Any, ...
         {"i": item},
     )
     return tuple(found.one())
+
+
+# --- one rule, asked twice ------------------------------------------------------------------------
+
+ACTORS = [uuid.UUID(int=n) for n in range(1, 5)]
+SCOPES = st.sampled_from([scope.value for scope in Scope])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    before=st.tuples(SCOPES, st.sets(st.sampled_from(ACTORS)), st.sampled_from(ACTORS)),
+    after=st.tuples(SCOPES, st.sets(st.sampled_from(ACTORS)), st.sampled_from(ACTORS)),
+)
+async def test_r2_r7_the_audience_rule_is_the_same_in_python_and_in_the_database(
+    admin_engine: AsyncEngine,
+    before: tuple[str, set[uuid.UUID], uuid.UUID],
+    after: tuple[str, set[uuid.UUID], uuid.UUID],
+) -> None:
+    """resolvers.authority.keeps_audience (asked before a proposal) and mneia_keeps_audience (asked of
+    every replacement written) agree on every pair of scopes, grant lists and asserters."""
+
+    def row(scope: str, grants: set[uuid.UUID], asserter: uuid.UUID) -> str:
+        return json.dumps(
+            {"scope": scope, "grant_actor_ids": sorted(map(str, grants)), "asserted_by": str(asserter)}
+        )
+
+    target = ItemRecord(
+        id=uuid.uuid4(),
+        project_id=uuid.uuid4(),
+        kind=ItemKind.FACT,
+        statement="x",
+        details=None,
+        basis=None,
+        confidence=None,
+        status=ItemStatus.ACTIVE,
+        status_reason=None,
+        scope=Scope(before[0]),
+        grant_actor_ids=sorted(before[1]),
+        asserted_by=before[2],
+        asserted_at=datetime.now(UTC),
+        session_id=None,
+        valid_from=None,
+        valid_to=None,
+        decay_after=None,
+        last_verified_at=None,
+        load_bearing=False,
+        load_bearing_suggested=False,
+        confirmed_by=None,
+        confirmed_at=None,
+        supersedes_id=None,
+        supersession_reason=None,
+    )
+    replacement = NewItem(
+        project_id=target.project_id,
+        kind=ItemKind.FACT,
+        statement="y",
+        scope=Scope(after[0]),
+        grant_actor_ids=tuple(sorted(after[1])),
+    )
+    async with admin_engine.connect() as connection:
+        in_database = await connection.scalar(
+            text(
+                "SELECT mneia_keeps_audience(jsonb_populate_record(NULL::items, CAST(:before AS jsonb)),"
+                " jsonb_populate_record(NULL::items, CAST(:after AS jsonb)))"
+            ),
+            {"before": row(*before), "after": row(*after)},
+        )
+    assert in_database is keeps_audience(target, replacement, after[2])

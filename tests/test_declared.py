@@ -128,6 +128,7 @@ CALLABLE_BY_THE_SERVER = {
     "mneia_open_disputes",
     "mneia_kept_by_resolution",
     "mneia_replacement_matches",
+    "mneia_keeps_audience",
     "mneia_uuid7",
 }
 

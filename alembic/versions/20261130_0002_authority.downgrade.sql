@@ -64,6 +64,7 @@ DROP FUNCTION mneia_context_field(field text);
 DROP FUNCTION mneia_context_seal();
 DROP FUNCTION mneia_disallow(what text, rule text);
 DROP FUNCTION mneia_has_successor(workspace uuid, item uuid);
+DROP FUNCTION mneia_keeps_audience(replaced items, replacement items);
 DROP FUNCTION mneia_kept_by_resolution(workspace uuid, item uuid);
 DROP FUNCTION mneia_member_teams();
 DROP FUNCTION mneia_open_disputes(workspace uuid, item uuid);

@@ -188,6 +188,23 @@ CREATE OR REPLACE FUNCTION public.mneia_has_successor(workspace uuid, item uuid)
 AS $function$
     SELECT EXISTS (SELECT 1 FROM public.items i WHERE i.workspace_id = workspace AND i.supersedes_id = item)
   $function$;
+CREATE OR REPLACE FUNCTION public.mneia_keeps_audience(replaced items, replacement items)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+    SELECT coalesce(CASE
+      WHEN replaced.scope = 'PRIVATE' THEN true
+      WHEN replaced.scope = 'GRANTS' THEN
+        replacement.scope = 'WORKSPACE'
+        OR (replacement.scope = 'GRANTS'
+            AND (replaced.grant_actor_ids || replaced.asserted_by)
+                <@ (replacement.grant_actor_ids || replacement.asserted_by))
+      ELSE array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replacement.scope)
+           >= array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replaced.scope)
+    END, false)
+  $function$;
 CREATE OR REPLACE FUNCTION public.mneia_kept_by_resolution(workspace uuid, item uuid)
  RETURNS boolean
  LANGUAGE sql
@@ -494,6 +511,10 @@ AS $function$
         END IF;
         IF replaced.status <> 'ACTIVE' THEN
           PERFORM public.mneia_disallow('only an ACTIVE item is replaced', 'items_replaces_active');
+        END IF;
+        IF replaced.project_id <> NEW.project_id OR NOT public.mneia_keeps_audience(replaced, NEW) THEN
+          PERFORM public.mneia_disallow('a replacement stays in its project, visible to everyone who saw '
+                                        'what it replaces', 'items_replacement_keeps_audience');
         END IF;
         IF replaced.confirmed_by IS NOT NULL OR replaced.load_bearing THEN
           PERFORM public.mneia_require_human(me, 'replacing an item a human confirmed or made load-bearing');
@@ -816,6 +837,7 @@ REVOKE ALL ON FUNCTION mneia_context_field(field text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_context_seal() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_disallow(what text, rule text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_has_successor(workspace uuid, item uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION mneia_keeps_audience(replaced items, replacement items) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_kept_by_resolution(workspace uuid, item uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_member_teams() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_open_disputes(workspace uuid, item uuid) FROM PUBLIC;
@@ -833,6 +855,7 @@ GRANT EXECUTE ON FUNCTION mneia_channel() TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_context_field(field text) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_disallow(what text, rule text) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_has_successor(workspace uuid, item uuid) TO mneia_app;
+GRANT EXECUTE ON FUNCTION mneia_keeps_audience(replaced items, replacement items) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_kept_by_resolution(workspace uuid, item uuid) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_member_teams() TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_open_disputes(workspace uuid, item uuid) TO mneia_app;

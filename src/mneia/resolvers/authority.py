@@ -40,6 +40,8 @@ def keeps_audience(target: ItemRecord, replacement: NewItem, asserter: uuid.UUID
 
     A narrower replacement would hide the chain's head from people who saw the
     item it replaced, and a human asked to accept it could not even read it.
+    Asked here before a proposal is stored; the database asks it again of
+    every replacement it writes (mneia_keeps_audience, storage/sql/authority.sql).
     """
     scope = replacement.scope
     if target.scope == Scope.PRIVATE:

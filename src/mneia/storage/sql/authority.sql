@@ -118,6 +118,27 @@ CREATE FUNCTION public.mneia_replacement_matches(proposal public.proposals, cand
     FROM jsonb_populate_record(NULL::public.items, proposal.replacement -> 'item') r
   $$;
 
+-- Whether everyone who sees ``replaced`` sees ``replacement`` too (scopes nest
+-- PROJECT < TEAM < WORKSPACE; a PRIVATE item is seen by its asserter only;
+-- GRANTS by the asserter and the listed actors). resolvers/authority.py asks
+-- the same before a proposal is stored.
+CREATE FUNCTION public.mneia_keeps_audience(replaced public.items, replacement public.items)
+  RETURNS boolean
+  LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+    SELECT coalesce(CASE
+      WHEN replaced.scope = 'PRIVATE' THEN true
+      WHEN replaced.scope = 'GRANTS' THEN
+        replacement.scope = 'WORKSPACE'
+        OR (replacement.scope = 'GRANTS'
+            AND (replaced.grant_actor_ids || replaced.asserted_by)
+                <@ (replacement.grant_actor_ids || replacement.asserted_by))
+      ELSE array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replacement.scope)
+           >= array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replaced.scope)
+    END, false)
+  $$;
+
 CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
   LANGUAGE plpgsql
   SET search_path = pg_catalog, public, pg_temp
@@ -179,6 +200,10 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
         END IF;
         IF replaced.status <> 'ACTIVE' THEN
           PERFORM public.mneia_disallow('only an ACTIVE item is replaced', 'items_replaces_active');
+        END IF;
+        IF replaced.project_id <> NEW.project_id OR NOT public.mneia_keeps_audience(replaced, NEW) THEN
+          PERFORM public.mneia_disallow('a replacement stays in its project, visible to everyone who saw '
+                                        'what it replaces', 'items_replacement_keeps_audience');
         END IF;
         IF replaced.confirmed_by IS NOT NULL OR replaced.load_bearing THEN
           PERFORM public.mneia_require_human(me, 'replacing an item a human confirmed or made load-bearing');

@@ -41,5 +41,6 @@ GRANT EXECUTE ON FUNCTION
   mneia_open_disputes(uuid, uuid),
   mneia_kept_by_resolution(uuid, uuid),
   mneia_replacement_matches(proposals, items),
+  mneia_keeps_audience(items, items),
   mneia_uuid7()
   TO mneia_app;
