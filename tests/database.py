@@ -12,15 +12,13 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
-from mneia.config import async_url
+from mneia.storage import catalog
 
 
 def docker_answers(path: str = "/var/run/docker.sock") -> bool:
@@ -66,18 +64,6 @@ def fresh_name() -> str:
     return f"mneia_test_{uuid.uuid4().hex[:10]}"
 
 
-@asynccontextmanager
-async def scratch_database(server: str) -> AsyncIterator[str]:
+def scratch_database(server: str) -> AbstractAsyncContextManager[str]:
     """A new, empty database on ``server`` (its admin URL), dropped afterwards whatever happens."""
-    name = fresh_name()
-    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
-    try:
-        async with maintenance.connect() as connection:
-            await connection.execute(text(f'CREATE DATABASE "{name}"'))
-        try:
-            yield with_database(server, name)
-        finally:
-            async with maintenance.connect() as connection:
-                await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        await maintenance.dispose()
+    return catalog.scratch_database(server, prefix="mneia_test")

@@ -349,9 +349,9 @@ def _flag(described: str, name: str) -> bool:
 
 
 @asynccontextmanager
-async def scratch_database(server_url: str) -> AsyncIterator[str]:
-    """A new empty database on the server, dropped afterwards."""
-    name = f"mneia_catalog_{uuid.uuid4().hex[:10]}"
+async def scratch_database(server_url: str, prefix: str = "mneia_catalog") -> AsyncIterator[str]:
+    """A new empty database ``<prefix>_<random>`` on the server (its admin URL), dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     maintenance = create_async_engine(async_url(server_url), isolation_level="AUTOCOMMIT")
     try:
         async with maintenance.connect() as connection:
