@@ -19,7 +19,6 @@ from strawberry.types.unset import UNSET, UnsetType
 from mneia.errors import Unauthenticated
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
-from mneia.storage.database import transaction
 from mneia.storage.notification import Hub
 
 
@@ -45,9 +44,8 @@ class MneiaGraphQL(GraphQL):
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:  # type: ignore[override]
         """Refuse a websocket whose token (header or connection_init payload) is missing or unknown."""
         try:
-            async with context.lock, transaction(self.engine) as tx:
-                await context.open(tx)
-                context.actor  # noqa: B018 - raises Unauthenticated without a token
+            async with context.authenticated():
+                pass
         except Unauthenticated as error:
             raise ConnectionRejectionError({"message": error.message}) from error
         return UNSET

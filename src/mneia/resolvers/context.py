@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -21,7 +22,7 @@ from mneia.resolvers.redaction import redacted
 from mneia.resolvers.rendering import rendered
 from mneia.storage import actor, dispute, item, project, session, team, token
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, transaction
 from mneia.storage.notification import Hub
 
 K = TypeVar("K")
@@ -106,19 +107,30 @@ class Context:
             raise Unauthenticated("a bearer token is required")
         return self._actor
 
-    async def open(self, tx: Tx) -> None:
-        """Bind to a transaction and authenticate the bearer token, if any.
+    @asynccontextmanager
+    async def authenticated(self) -> AsyncIterator[Tx]:
+        """The one way a request gets its transaction: the context's lock, a transaction, the token.
 
-        Fresh loaders and a fresh clock each time: nothing read in an earlier
-        transaction (an earlier subscription event) is served again.
+        Raises Unauthenticated (with the transaction rolled back) when the token is
+        missing, unknown, revoked or expired. Fresh loaders and a fresh clock each
+        time: nothing read in an earlier transaction (an earlier subscription
+        event) is served again.
         """
-        self._tx = tx
-        self.loaders = Loaders(lambda: self.tx)
-        self.now = datetime.now(UTC)
+        async with self.lock, transaction(self.engine) as tx:
+            self._tx = tx
+            self.loaders = Loaders(lambda: self.tx)
+            self.now = datetime.now(UTC)
+            try:
+                await self._authenticate(tx)
+                yield tx
+            finally:
+                self._tx = None
+
+    async def _authenticate(self, tx: Tx) -> None:
         secret = self.token()
         if not secret:
             self._actor = None
-            return
+            raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
         self._actor = await token.authenticate(tx, secret)
         if self._actor is None:
             raise Unauthenticated("unknown or revoked bearer token")

@@ -18,7 +18,6 @@ from strawberry.types.graphql import OperationType
 from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
 from mneia.errors import BadInput, MneiaError, Unauthenticated
 from mneia.resolvers.errors import present
-from mneia.storage.database import transaction
 
 
 def _introspection_only(document: object) -> bool:
@@ -31,6 +30,10 @@ def _introspection_only(document: object) -> bool:
             if not name.startswith("__"):
                 return False
     return True
+
+
+def _refusal(error: MneiaError) -> ExecutionResult:
+    return ExecutionResult(data=None, errors=[GraphQLError(error.message, original_error=error)])
 
 
 class Transaction(SchemaExtension):
@@ -52,27 +55,21 @@ class Transaction(SchemaExtension):
         execution = self.execution_context
         context = execution.context
         if execution.operation_type is OperationType.SUBSCRIPTION and isinstance(context.request, Request):
-            refused = BadInput("subscription", "is served over a websocket (graphql-transport-ws)")
-            execution.result = ExecutionResult(
-                data=None, errors=[GraphQLError(refused.message, original_error=refused)]
+            execution.result = _refusal(
+                BadInput("subscription", "is served over a websocket (graphql-transport-ws)")
             )
             yield
             return
         if not context.token() and _introspection_only(execution.graphql_document):
             yield
             return
-        async with context.lock, transaction(context.engine) as tx:
-            try:
-                await context.open(tx)
-                if context._actor is None:
-                    raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
-            except MneiaError as error:
-                tx.fail()
-                execution.result = ExecutionResult(
-                    data=None, errors=[GraphQLError(error.message, original_error=error)]
-                )
+        try:
+            async with context.authenticated() as tx:
                 yield
+                if execution.result is None or getattr(execution.result, "errors", None):
+                    tx.fail()
                 return
-            yield
-            if execution.result is None or getattr(execution.result, "errors", None):
-                tx.fail()
+        except Unauthenticated as error:
+            # Raised before the operation ran: nothing was yielded yet.
+            execution.result = _refusal(error)
+        yield

@@ -18,7 +18,7 @@ from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, notification, project, proposal
-from mneia.storage.database import Tx, transaction
+from mneia.storage.database import Tx
 
 
 class _InProject(Protocol):
@@ -36,9 +36,7 @@ async def _announced(
     fetch: Callable[[Tx, int], Awaitable[R | None]],
 ) -> AsyncGenerator[R, None]:
     project_key = parse_id(project_id, "projectId") if project_id is not None else None
-    async with context.lock, transaction(context.engine) as tx:
-        await context.open(tx)
-        context.actor  # noqa: B018 - raises Unauthenticated without a token
+    async with context.authenticated() as tx:
         if project_key is not None and await project.get(tx, project_key) is None:
             raise NotFound("project", project_id)
         channel = await notification.channel(tx)
@@ -50,8 +48,7 @@ async def _announced(
             if note.kind != kind:
                 continue
             # The lock and the transaction stay held while the event's fields resolve.
-            async with context.lock, transaction(context.engine) as tx:
-                await context.open(tx)
+            async with context.authenticated() as tx:
                 found = await fetch(tx, note.seq)
                 if found is not None and project_key in (None, found.project_id):
                     yield found
