@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.dataloader import DataLoader
 
@@ -114,26 +115,34 @@ class Context:
         Raises Unauthenticated (with the transaction rolled back) when the token is
         missing, unknown, revoked or expired. Fresh loaders and a fresh clock each
         time: nothing read in an earlier transaction (an earlier subscription
-        event) is served again.
+        event) is served again. A pooled connection that the database dropped
+        while it sat idle (a restart, a failover) is replaced once, before
+        anything ran on it.
         """
-        async with self.lock, transaction(self.engine) as tx:
-            self._tx = tx
-            self.loaders = Loaders(lambda: self.tx)
-            self.now = datetime.now(UTC)
-            try:
-                await self._authenticate(tx)
-                yield tx
-            finally:
-                self._tx = None
-
-    async def _authenticate(self, tx: Tx) -> None:
         secret = self.token()
         if not secret:
             self._actor = None
             raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
-        self._actor = await token.authenticate(tx, secret)
-        if self._actor is None:
-            raise Unauthenticated("unknown or revoked bearer token")
+        async with self.lock:
+            for attempt in (1, 2):
+                async with transaction(self.engine) as tx:
+                    try:
+                        self._actor = await token.authenticate(tx, secret)
+                    except DBAPIError as error:
+                        if attempt == 2 or not error.connection_invalidated:
+                            raise
+                        tx.fail()
+                        continue
+                    if self._actor is None:
+                        raise Unauthenticated("unknown or revoked bearer token")
+                    self._tx = tx
+                    self.loaders = Loaders(lambda: self.tx)
+                    self.now = datetime.now(UTC)
+                    try:
+                        yield tx
+                    finally:
+                        self._tx = None
+                    return
 
     async def warm(self, records: Sequence[item.ItemRecord]) -> None:
         """Load what a list of items' provenance points at, one batched query per kind.

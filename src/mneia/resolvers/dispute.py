@@ -19,7 +19,6 @@ from mneia.schema.dispute import Dispute
 from mneia.schema.enums import DisputeStatus, ProposalStatus
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, item, project, proposal
-from mneia.storage.failures import refused_as
 from mneia.vocabulary import ItemStatus
 
 
@@ -46,10 +45,9 @@ async def dispute_item(
     if existing is not None:
         return Dispute.of(existing)
     locked = changed(await item.lock(tx, newcomer.id), "disputeItem")
-    async with refused_as("disputeItem"):
-        if locked.status == ItemStatus.ACTIVE:
-            await item.mark_disputed(tx, locked.id, contested.id, why)
-        opened = await dispute.open(tx, locked, contested, reason=why)
+    if locked.status == ItemStatus.ACTIVE:
+        await item.mark_disputed(tx, locked.id, contested.id, why)
+    opened = await dispute.open(tx, locked, contested, reason=why)
     return Dispute.of(opened)
 
 
@@ -73,19 +71,18 @@ async def resolve_dispute(
     kept = changed(await item.lock(tx, keep), "resolveDispute")
     dropped = changed(await item.lock(tx, other), "resolveDispute")
 
-    async with refused_as("resolveDispute"):
-        resolved = await dispute.resolve(tx, key, keep, why)
-        suffix = f": {why}" if why else ""
-        # Still DISPUTED while it contradicts anything else, seen by this human or not.
-        reactivate = kept.status == ItemStatus.DISPUTED and not await item.still_contesting(tx, keep)
-        active = reactivate or kept.status == ItemStatus.ACTIVE
-        # Keeping it is a ruling: it is confirmed by this human as soon as it is ACTIVE.
-        confirm = active and kept.confirmed_by is None
-        await item.keep(
-            tx, keep, f"kept when dispute {key} was resolved{suffix}", reactivate=reactivate, confirm=confirm
-        )
-        if dropped.status in CHANGEABLE:
-            await item.retire(tx, other, f"dropped when dispute {key} was resolved{suffix}")
+    resolved = await dispute.resolve(tx, key, keep, why)
+    suffix = f": {why}" if why else ""
+    # Still DISPUTED while it contradicts anything else, seen by this human or not.
+    reactivate = kept.status == ItemStatus.DISPUTED and not await item.still_contesting(tx, keep)
+    active = reactivate or kept.status == ItemStatus.ACTIVE
+    # Keeping it is a ruling: it is confirmed by this human as soon as it is ACTIVE.
+    confirm = active and kept.confirmed_by is None
+    await item.keep(
+        tx, keep, f"kept when dispute {key} was resolved{suffix}", reactivate=reactivate, confirm=confirm
+    )
+    if dropped.status in CHANGEABLE:
+        await item.retire(tx, other, f"dropped when dispute {key} was resolved{suffix}")
     return Dispute.of(resolved)
 
 

@@ -1,9 +1,13 @@
 """The one boundary where failures become GraphQL errors with ``extensions.code`` (R14).
 
-Domain errors keep their message and code. GraphQL's own input errors (a
-variable of the wrong type, a malformed DateTime or Duration, a missing
-argument) become BAD_USER_INPUT. Anything unexpected is logged with a request
-id and masked: the client sees the id, never the internals.
+Domain errors keep their message and code. A database refusal (a guard, a
+policy, a constraint that caught a race) becomes the domain error it means,
+named after the field that asked (storage.failures). GraphQL's own input
+errors (a variable of the wrong type, a malformed DateTime or Duration, a
+missing argument) become BAD_USER_INPUT. Everything else is logged with a
+request id and masked: the client sees the id, never the internals (no SQL,
+no parameters, no driver text). A database that is away answers
+SERVICE_UNAVAILABLE, which a client may retry.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from __future__ import annotations
 import logging
 import uuid
 
+from sqlalchemy.exc import DBAPIError
+
 from graphql import ArgumentNode, DocumentNode, GraphQLError, Node, ObjectFieldNode, Visitor, visit
 from mneia.errors import MneiaError
+from mneia.storage import failures
 
 log = logging.getLogger("mneia")
 
@@ -60,9 +67,18 @@ def _argument_path(document: DocumentNode | None, target: Node) -> str | None:
     return ".".join(found) or None
 
 
+def _field_name(error: GraphQLError) -> str:
+    """The schema field whose resolver failed (its name, not an alias): the operation a refusal names."""
+    node = error.nodes[0] if error.nodes else None
+    name = getattr(getattr(node, "name", None), "value", None)
+    return name or "operation"
+
+
 def present(error: GraphQLError, document: DocumentNode | None = None) -> GraphQLError:
     """The error as the client should see it."""
     original = error.original_error
+    if isinstance(original, DBAPIError):
+        original = failures.translate(original, _field_name(error)) or original
     if isinstance(original, MneiaError):
         return _with(error, original.message, {"code": original.code, **original.extensions})
     if original is None or isinstance(original, (ValueError, TypeError)) and error.path is None:
@@ -81,6 +97,13 @@ def present(error: GraphQLError, document: DocumentNode | None = None) -> GraphQ
         # graphql-core wraps a variable's coercion error; its outer message names the field.
         return _with(error, error.message, dict(present(original, document).extensions or {}))
     request_id = uuid.uuid4().hex[:12]
+    if failures.unavailable(original):
+        log.warning("request %s: the database is unavailable: %s", request_id, original)
+        return _with(
+            error,
+            f"the database is unavailable; retry shortly (request {request_id})",
+            {"code": "SERVICE_UNAVAILABLE", "requestId": request_id},
+        )
     log.error("request %s failed", request_id, exc_info=original)
     return _with(
         error,

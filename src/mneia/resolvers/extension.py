@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
@@ -32,8 +33,10 @@ def _introspection_only(document: object) -> bool:
     return True
 
 
-def _refusal(error: MneiaError) -> ExecutionResult:
-    return ExecutionResult(data=None, errors=[GraphQLError(error.message, original_error=error)])
+def _failed(error: Exception) -> ExecutionResult:
+    """An operation that did not run; ``errors.present`` decides what the client sees of ``error``."""
+    message = error.message if isinstance(error, MneiaError) else type(error).__name__
+    return ExecutionResult(data=None, errors=[GraphQLError(message, original_error=error)])
 
 
 class Transaction(SchemaExtension):
@@ -55,7 +58,7 @@ class Transaction(SchemaExtension):
         execution = self.execution_context
         context = execution.context
         if execution.operation_type is OperationType.SUBSCRIPTION and isinstance(context.request, Request):
-            execution.result = _refusal(
+            execution.result = _failed(
                 BadInput("subscription", "is served over a websocket (graphql-transport-ws)")
             )
             yield
@@ -63,13 +66,23 @@ class Transaction(SchemaExtension):
         if not context.token() and _introspection_only(execution.graphql_document):
             yield
             return
+        started = False
+        failure: Exception
         try:
             async with context.authenticated() as tx:
+                started = True
                 yield
                 if execution.result is None or getattr(execution.result, "errors", None):
                     tx.fail()
-                return
+            return
         except Unauthenticated as error:
-            # Raised before the operation ran: nothing was yielded yet.
-            execution.result = _refusal(error)
-        yield
+            failure = error  # raised before the operation ran
+        except (DBAPIError, OSError) as error:
+            # The database failed to begin, authenticate or commit: whatever the
+            # operation answered did not happen, so its data must not be shown.
+            failure = error
+        execution.result = ExecutionResult(
+            data=None, errors=[GraphQLError(str(failure), original_error=failure)]
+        )
+        if not started:
+            yield

@@ -27,7 +27,6 @@ from mneia.resolvers.inputs import (
 from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageInfo
 from mneia.schema.proposal import Proposal
 from mneia.storage import actor, dispute, item, project, proposal, session
-from mneia.storage.failures import refused_as
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemStatus, Scope
 
@@ -151,15 +150,14 @@ async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
     context = info.context
     new = await validated_assertion(info, input, "input")
     contested = await contested_items(info, input.contradicts, "input.contradicts")
-    async with refused_as("assertItem"):
-        # A person stating something has read it and said yes: human-confirmed.
-        record = await item.create(
-            context.tx, new, confirmed=context.actor.is_human, contradicts=[other.id for other in contested]
-        )
-        for other in contested:
-            await dispute.open(context.tx, record, other, reason=new.basis)
-        if input.suggest_load_bearing:
-            record = await suggest(info, record, reason=None)
+    # A person stating something has read it and said yes: human-confirmed.
+    record = await item.create(
+        context.tx, new, confirmed=context.actor.is_human, contradicts=[other.id for other in contested]
+    )
+    for other in contested:
+        await dispute.open(context.tx, record, other, reason=new.basis)
+    if input.suggest_load_bearing:
+        record = await suggest(info, record, reason=None)
     return Item.of(record)
 
 
@@ -184,19 +182,15 @@ async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
     if record.confirmed_by is not None:
         return Item.of(record)
-    async with refused_as("confirmItem"):
-        return Item.of(changed(await item.confirm(info.context.tx, record.id), "confirmItem"))
+    return Item.of(changed(await item.confirm(info.context.tx, record.id), "confirmItem"))
 
 
 async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearing: bool) -> Item:
     info.context.require_human("setLoadBearing")
     record = await visible_item(info, id)
-    async with refused_as("setLoadBearing"):
-        settled = changed(
-            await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing"
-        )
-        # Settling it closes any open suggestion (R5).
-        await proposal.settle_load_bearing(info.context.tx, record.id, accepted=load_bearing)
+    settled = changed(await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing")
+    # Settling it closes any open suggestion (R5).
+    await proposal.settle_load_bearing(info.context.tx, record.id, accepted=load_bearing)
     return Item.of(settled)
 
 
@@ -213,8 +207,7 @@ async def suggest_load_bearing(
     record = await visible_item(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")
-    async with refused_as("suggestLoadBearing"):
-        await suggest(info, record, optional_text(reason, "reason"))
+    await suggest(info, record, optional_text(reason, "reason"))
     pending = await proposal.pending_load_bearing(info.context.tx, record.id)
     assert pending is not None, "a suggestion leaves a pending proposal"
     return Proposal.of(pending)
@@ -225,11 +218,9 @@ async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> 
     record = await visible_item(info, id)
     require_changeable(record, "retireItem")
     require_status_change(info.context.actor, record, "retireItem")
-    async with refused_as("retireItem"):
-        return Item.of(changed(await item.retire(info.context.tx, record.id, why), "retireItem"))
+    return Item.of(changed(await item.retire(info.context.tx, record.id, why), "retireItem"))
 
 
 async def verify_item(info: strawberry.Info, id: strawberry.ID) -> Item:
     record = await visible_item(info, id)
-    async with refused_as("verifyItem"):
-        return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"))
+    return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"))

@@ -9,7 +9,6 @@ from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.project import Project
 from mneia.storage import actor, project, team
-from mneia.storage.failures import refused_as
 
 
 async def get_project(info: strawberry.Info, id: strawberry.ID) -> Project | None:
@@ -27,8 +26,7 @@ async def create_project(info: strawberry.Info, name: str, team_id: strawberry.I
     team_key = parse_id(team_id, "teamId") if team_id is not None else None
     if team_key is not None and not await team.by_ids(context.tx, [team_key]):
         raise NotFound("team", team_id)
-    async with refused_as("createProject"):
-        record = await project.create(context.tx, name_text(name), team_key)
+    record = await project.create(context.tx, name_text(name), team_key)
     return Project.of(record)
 
 
@@ -44,6 +42,5 @@ async def add_project_member(
         raise NotFound("project", project_id)
     if await actor.get(context.tx, actor_key) is None:
         raise NotFound("actor", actor_id)
-    async with refused_as("addProjectMember"):
-        await project.add_member(context.tx, project_key, actor_key)
+    await project.add_member(context.tx, project_key, actor_key)
     return Project.of(found)

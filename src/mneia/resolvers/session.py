@@ -8,7 +8,6 @@ from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.inputs import optional_text, parse_id
 from mneia.schema.session import ClientInput, Session, StartSessionInput
 from mneia.storage import project, session
-from mneia.storage.failures import refused_as
 
 
 async def get_session(info: strawberry.Info, id: strawberry.ID) -> Session | None:
@@ -24,16 +23,15 @@ async def start_session(info: strawberry.Info, input: StartSessionInput) -> Sess
     if not await project.works_in(context.tx, project_key):
         raise Forbidden("startSession: you are not a member of this project")
     client = input.client or ClientInput()
-    async with refused_as("startSession"):
-        record = await session.start(
-            context.tx,
-            project_key,
-            task=optional_text(input.task, "input.task"),
-            tool=optional_text(client.tool, "input.client.tool", 200, one_line=True),
-            version=optional_text(client.version, "input.client.version", 200, one_line=True),
-            external_id=optional_text(input.external_id, "input.externalId", 500, one_line=True),
-            deep_link=optional_text(input.deep_link, "input.deepLink", 2000, one_line=True),
-        )
+    record = await session.start(
+        context.tx,
+        project_key,
+        task=optional_text(input.task, "input.task"),
+        tool=optional_text(client.tool, "input.client.tool", 200, one_line=True),
+        version=optional_text(client.version, "input.client.version", 200, one_line=True),
+        external_id=optional_text(input.external_id, "input.externalId", 500, one_line=True),
+        deep_link=optional_text(input.deep_link, "input.deepLink", 2000, one_line=True),
+    )
     return Session.of(record)
 
 

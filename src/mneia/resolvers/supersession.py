@@ -23,7 +23,6 @@ from mneia.schema.proposal import Proposal
 from mneia.schema.supersession import PendingConfirmation, Superseded, SupersedeInput, SupersedeResult
 from mneia.storage import item, proposal
 from mneia.storage.database import Tx
-from mneia.storage.failures import refused_as
 from mneia.storage.item import ItemRecord
 from mneia.storage.proposal import ProposalRecord
 from mneia.vocabulary import ItemStatus, ProposalKind, ProposalStatus
@@ -68,25 +67,23 @@ async def supersede_item(info: strawberry.Info, input: SupersedeInput) -> Supers
         )
 
     if replacement_waits_for_a_human(context.actor, target):
-        async with refused_as("supersedeItem"):
-            pending = await proposal.propose_replacement(
-                tx, target_id=target.id, project_id=target.project_id, new=new, reason=reason
-            )
+        pending = await proposal.propose_replacement(
+            tx, target_id=target.id, project_id=target.project_id, new=new, reason=reason
+        )
         return PendingConfirmation(proposal=Proposal.of(pending))
 
-    async with refused_as("supersedeItem"):
-        replacement = await item.create_replacement(
-            tx,
-            new,
-            target,
-            reason,
-            confirmed=context.actor.is_human,
-            # Only a human writes here over a load-bearing item, and the guarantee carries over.
-            load_bearing=target.load_bearing,
-        )
-        previous = changed(await item.mark_superseded(tx, target.id, reason), "supersedeItem")
-        if input.replacement.suggest_load_bearing and not replacement.load_bearing:
-            replacement = await suggest(info, replacement, reason=None)
+    replacement = await item.create_replacement(
+        tx,
+        new,
+        target,
+        reason,
+        confirmed=context.actor.is_human,
+        # Only a human writes here over a load-bearing item, and the guarantee carries over.
+        load_bearing=target.load_bearing,
+    )
+    previous = changed(await item.mark_superseded(tx, target.id, reason), "supersedeItem")
+    if input.replacement.suggest_load_bearing and not replacement.load_bearing:
+        replacement = await suggest(info, replacement, reason=None)
     return Superseded(previous=Item.of(previous), replacement=Item.of(replacement))
 
 
@@ -94,26 +91,24 @@ async def _accept_replacement(tx: Tx, pending: ProposalRecord) -> uuid.UUID:
     target = await _locked_active(tx, pending.target_id, "decideProposal")
     new = pending.replacement_item
     assert new is not None, "a SUPERSESSION proposal carries its replacement"
-    async with refused_as("decideProposal"):
-        replacement = await item.accept_replacement(
-            tx,
-            new,
-            target,
-            pending.reason,
-            proposed_by=pending.proposed_by,
-            proposed_at=pending.proposed_at,
-            load_bearing=target.load_bearing,
-        )
-        changed(await item.mark_superseded(tx, target.id, pending.reason or ""), "decideProposal")
+    replacement = await item.accept_replacement(
+        tx,
+        new,
+        target,
+        pending.reason,
+        proposed_by=pending.proposed_by,
+        proposed_at=pending.proposed_at,
+        load_bearing=target.load_bearing,
+    )
+    changed(await item.mark_superseded(tx, target.id, pending.reason or ""), "decideProposal")
     return replacement.id
 
 
 async def _settle_load_bearing(tx: Tx, pending: ProposalRecord, accept: bool) -> uuid.UUID | None:
-    async with refused_as("decideProposal"):
-        if accept:
-            changed(await item.set_load_bearing(tx, pending.target_id, True), "decideProposal")
-            return pending.target_id
-        changed(await item.clear_suggestion(tx, pending.target_id), "decideProposal")
+    if accept:
+        changed(await item.set_load_bearing(tx, pending.target_id, True), "decideProposal")
+        return pending.target_id
+    changed(await item.clear_suggestion(tx, pending.target_id), "decideProposal")
     return None
 
 
@@ -139,6 +134,5 @@ async def decide_proposal(
     elif accept:
         result_id = await _accept_replacement(tx, pending)
 
-    async with refused_as("decideProposal"):
-        decided = await proposal.decide(tx, key, accepted=accept, note=why, result_id=result_id)
+    decided = await proposal.decide(tx, key, accepted=accept, note=why, result_id=result_id)
     return Proposal.of(decided)

@@ -1,27 +1,33 @@
-"""Translate what PostgreSQL refuses into the domain's errors.
+"""What a database failure means to the caller, decided from its SQLSTATE.
 
-The resolvers validate input first, so these are the backstop: a policy or
+The resolvers validate input first, so refusals are the backstop: a policy or
 trigger that refuses a write (R1–R3), a constraint that catches a race (R7).
+Lost connections, a server shutting down or out of resources are not the
+caller's doing: ``unavailable`` tells the error boundary (resolvers.errors) to
+answer "retry" instead of an internal error.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
+import sqlalchemy.exc
 from sqlalchemy.exc import DBAPIError
 
 from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, MneiaError
 
 INSUFFICIENT_PRIVILEGE = "42501"
-FOREIGN_KEY_VIOLATION = "23503"
 UNIQUE_VIOLATION = "23505"
 CHECK_VIOLATION = "23514"
 NOT_NULL_VIOLATION = "23502"
+SERIALIZATION_FAILURE = "40001"
+DEADLOCK_DETECTED = "40P01"
+# Classes: 08 connection exception, 53 insufficient resources, 57 operator intervention
+# (admin shutdown, crash shutdown, cannot connect now), 58 system error.
+UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
+DATA_EXCEPTION_CLASS = "22"
 
 
-def sqlstate(error: DBAPIError) -> str | None:
-    original = error.orig
+def sqlstate(error: BaseException) -> str | None:
+    original = getattr(error, "orig", error)
     return getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
 
 
@@ -31,26 +37,31 @@ def constraint_name(error: DBAPIError) -> str | None:
 
 
 def translate(error: DBAPIError, operation: str) -> MneiaError | None:
-    state = sqlstate(error)
-    message = str(error.orig)
+    """The domain error a refusal by the database means, or None when it is no refusal."""
+    state = sqlstate(error) or ""
     if state == INSUFFICIENT_PRIVILEGE:
-        if "HUMAN_REQUIRED" in message:
+        if "HUMAN_REQUIRED" in str(error.orig):
             return HumanRequired(operation)
         return Forbidden(f"{operation}: not allowed for this actor")
     if state == UNIQUE_VIOLATION:
         return Conflict(f"{operation}: conflicts with an existing record", constraint=constraint_name(error))
+    if state in (SERIALIZATION_FAILURE, DEADLOCK_DETECTED):
+        return Conflict(f"{operation}: lost a race with a concurrent write; retry")
     if state in (CHECK_VIOLATION, NOT_NULL_VIOLATION):
         return BadInput(constraint_name(error) or "input", f"rejected by the database ({operation})")
+    if state.startswith(DATA_EXCEPTION_CLASS):
+        return BadInput("input", f"holds a value the database cannot store ({operation})")
     return None
 
 
-@asynccontextmanager
-async def refused_as(operation: str) -> AsyncIterator[None]:
-    """Run a write; if the database refuses it, raise the matching domain error."""
-    try:
-        yield
-    except DBAPIError as error:
-        translated = translate(error, operation)
-        if translated is None:
-            raise
-        raise translated from error
+def unavailable(error: BaseException) -> bool:
+    """Whether the failure is the database's absence (connection lost, shutdown, overload), not a bug."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    if isinstance(error, (OSError, sqlalchemy.exc.TimeoutError)):
+        return True  # refused or reset connections; no pooled connection free in time
+    state = sqlstate(error)
+    if state is not None:
+        return state.startswith(UNAVAILABLE_CLASSES)
+    cause = getattr(error, "orig", None) or error.__cause__
+    return cause is not None and cause is not error and unavailable(cause)

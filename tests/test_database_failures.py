@@ -1,0 +1,126 @@
+"""F5: a database that drops connections or is away never shows a client its internals.
+
+Clients see SERVICE_UNAVAILABLE (retryable) with a request id, and the log
+has the same id; never the SQL, the parameters (a token's digest) or driver
+text. A connection dropped while idle in the pool is replaced without the
+client noticing, and an operation answered as done was committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia.app import create_app
+from mneia.config import app_url
+from mneia.storage.database import create_engine
+from mneia.storage.token import digest
+from tests.graphql import World
+from tests.support import ASSERT_ITEM, rows
+
+pytestmark = pytest.mark.asyncio
+
+NAME = "mneia-failure-test"
+DROP_CONNECTIONS = text(
+    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = :name"
+)
+
+
+@pytest.fixture
+async def client(admin_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app on its own engine, whose connections the test may drop."""
+    engine = create_engine(app_url(admin_url), pool_size=3, application_name=NAME)
+    app = create_app(engine)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mneia.test") as http,
+    ):
+        yield http
+
+
+async def post(http: httpx.AsyncClient, token: str, query: str, **variables: Any) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    response = await http.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
+    assert response.status_code < 500, response.text
+    return response.json()
+
+
+def assert_nothing_internal(body: dict[str, Any], token: str) -> None:
+    shown = str(body)
+    for secret in ("SQL", "mneia_authenticate", "asyncpg", "sqlalchemy", digest(token), token):
+        assert secret not in shown, f"{secret!r} reached the client: {shown}"
+
+
+async def drop_connections(admin_engine: AsyncEngine) -> int:
+    async with admin_engine.connect() as connection:
+        return (await connection.execute(DROP_CONNECTIONS, {"name": NAME})).scalar_one()
+
+
+async def test_f5_connections_dropped_while_idle_are_replaced(
+    client: httpx.AsyncClient, admin_engine: AsyncEngine, world: World
+) -> None:
+    token = world.agent.token
+    assert "errors" not in await post(client, token, "{ me { id } }")
+    assert await drop_connections(admin_engine) >= 1
+    body = await post(client, token, "{ me { id } }")
+    assert body.get("errors") is None, body
+    assert body["data"]["me"]["id"] == world.agent.id
+
+
+async def test_f5_a_database_that_is_away_answers_service_unavailable_and_logs_the_request_id(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    closed = f"postgresql://mneia_app@127.0.0.1:1/{uuid.uuid4().hex}"
+    app = create_app(create_engine(closed))
+    transport = httpx.ASGITransport(app=app)
+    token = world.agent.token
+    with caplog.at_level(logging.WARNING, logger="mneia"):
+        async with httpx.AsyncClient(transport=transport, base_url="http://mneia.test") as http:
+            body = await post(http, token, "{ me { id } }")
+    assert_nothing_internal(body, token)
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+    request_id = error["extensions"]["requestId"]
+    assert request_id in error["message"]
+    assert any(request_id in record.getMessage() for record in caplog.records)
+
+
+async def test_f5_connections_dropped_under_load_answer_cleanly_and_acknowledged_writes_are_kept(
+    client: httpx.AsyncClient, admin_engine: AsyncEngine, world: World
+) -> None:
+    """Writers and a connection killer race: every answer is a success or a clean error, and
+    every assertion answered with an id is in the database."""
+    token = world.agent.token
+    acknowledged: list[str] = []
+    codes: set[str] = set()
+
+    async def writer(n: int) -> None:
+        for i in range(15):
+            given = {"projectId": world.project_id, "kind": "FACT", "statement": f"F5 write {n}.{i}"}
+            body = await post(client, token, ASSERT_ITEM, i=given)
+            assert_nothing_internal(body, token)
+            if body.get("errors"):
+                codes.update(error["extensions"]["code"] for error in body["errors"])
+            else:
+                acknowledged.append(body["data"]["assertItem"]["id"])
+
+    async def killer() -> None:
+        for _ in range(10):
+            await drop_connections(admin_engine)
+            await asyncio.sleep(0.03)
+
+    await asyncio.gather(killer(), *(writer(n) for n in range(3)))
+    assert codes <= {"SERVICE_UNAVAILABLE"}, codes
+    assert acknowledged, "some writes must have succeeded"
+    stored = await rows(
+        admin_engine, "SELECT id::text FROM items WHERE id = ANY(CAST(:ids AS uuid[]))", ids=acknowledged
+    )
+    assert {row["id"] for row in stored} == set(acknowledged)
