@@ -9,15 +9,15 @@ needs a bearer token.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
-from mneia.errors import BadInput, MneiaError, Unauthenticated
+from mneia.errors import BadInput, MneiaError
 from mneia.resolvers.errors import present
 
 
@@ -66,23 +66,22 @@ class Transaction(SchemaExtension):
         if not context.token() and _introspection_only(execution.graphql_document):
             yield
             return
-        started = False
-        failure: Exception
-        try:
-            async with context.authenticated() as tx:
-                started = True
+        async with AsyncExitStack() as stack:
+            try:
+                tx = await stack.enter_async_context(context.authenticated())
+            except Exception as error:  # noqa: BLE001 - unauthenticated, or the database is away
+                execution.result = _failed(error)
                 yield
-                if execution.result is None or getattr(execution.result, "errors", None):
-                    tx.fail()
-            return
-        except Unauthenticated as error:
-            failure = error  # raised before the operation ran
-        except (DBAPIError, OSError) as error:
-            # The database failed to begin, authenticate or commit: whatever the
-            # operation answered did not happen, so its data must not be shown.
-            failure = error
-        execution.result = ExecutionResult(
-            data=None, errors=[GraphQLError(str(failure), original_error=failure)]
-        )
-        if not started:
+                return
             yield
+            result = execution.result
+            if result is None or result.errors:
+                tx.fail()
+            try:
+                await stack.aclose()  # commits, or rolls back a failed operation
+            except Exception as error:  # noqa: BLE001
+                # The commit failed: whatever the operation answered did not happen.
+                # Strawberry returns this very result object, so change it in place.
+                if result is not None:
+                    result.data = None
+                    result.errors = _failed(error).errors

@@ -9,6 +9,7 @@ answer "retry" instead of an internal error.
 
 from __future__ import annotations
 
+import asyncpg
 import sqlalchemy.exc
 from sqlalchemy.exc import DBAPIError
 
@@ -58,8 +59,10 @@ def unavailable(error: BaseException) -> bool:
     """Whether the failure is the database's absence (connection lost, shutdown, overload), not a bug."""
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
-    if isinstance(error, (OSError, sqlalchemy.exc.TimeoutError)):
-        return True  # refused or reset connections; no pooled connection free in time
+    if isinstance(error, (OSError, sqlalchemy.exc.TimeoutError, asyncpg.InterfaceError)):
+        # Refused or reset connections; no pooled connection free in time; the driver
+        # finding its connection closed (also while a new one is being set up).
+        return True
     state = sqlstate(error)
     if state is not None:
         return state.startswith(UNAVAILABLE_CLASSES)
