@@ -27,7 +27,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from mneia.resolvers.authority import keeps_audience
+from mneia.authority import keeps_audience
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemKind, ItemStatus, Scope

@@ -1,9 +1,9 @@
-"""Who may do what to an item: the rules every entry point asks before it writes (R3, R5, R7, R8).
+"""Who may do what: the rules every entry point asks before it writes (R3, R5, R7, R8).
 
-Plain functions of the caller and the records, so that assertItem, the
-supersession, the dispute and (later) checkpoint paths answer alike. The
-database holds the same rules (storage/sql/authority.sql) for whatever gets
-past here; these exist so that a client hears a clear error first.
+Plain functions of the caller and the records, free of GraphQL, so that the
+API's resolvers, rehydration, handoff and any later entry point answer alike.
+The database holds the same rules (storage/sql/authority.sql) for whatever
+gets past here; these exist so that a client hears a clear error first.
 """
 
 from __future__ import annotations
@@ -17,6 +17,13 @@ from mneia.vocabulary import NESTED_SCOPES, ItemStatus, Scope
 
 # An item whose status a member may still change (retire, dispute).
 CHANGEABLE = (ItemStatus.ACTIVE, ItemStatus.DISPUTED)
+
+
+def require_human(caller: ActorRecord, operation: str) -> ActorRecord:
+    """R3: a human-only operation refuses an agent before anything is written."""
+    if not caller.is_human:
+        raise HumanRequired(operation)
+    return caller
 
 
 def require_status_change(caller: ActorRecord, record: ItemRecord, operation: str) -> None:

@@ -16,7 +16,7 @@ async def me(info: strawberry.Info) -> Actor:
 
 async def create_actor(info: strawberry.Info, kind: ActorKind, name: str) -> ActorWithToken:
     context = info.context
-    creator = context.require_human("createActor")
+    creator = context.actor
     record = await actor.create(context.tx, creator.workspace_id, kind, name_text(name), creator.id)
     secret = await token.create(context.tx, creator.workspace_id, record.id, created_by=creator.id)
     return ActorWithToken(actor=Actor.of(record), token=secret)

@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.dataloader import DataLoader
 
-from mneia.errors import HumanRequired, Unauthenticated
+from mneia.errors import Unauthenticated
 from mneia.resolvers.redaction import redacted
 from mneia.resolvers.rendering import rendered
 from mneia.storage import actor, dispute, item, project, session, team, token
@@ -169,10 +169,3 @@ class Context:
     def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
         """A reason as this reader may see it: ids of what it cannot see are hidden (now or later)."""
         return redacted(self, text)
-
-    def require_human(self, operation: str) -> ActorRecord:
-        """R3: refuse an agent before anything is written."""
-        current = self.actor
-        if not current.is_human:
-            raise HumanRequired(operation)
-        return current

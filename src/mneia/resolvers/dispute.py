@@ -11,8 +11,8 @@ import uuid
 
 import strawberry
 
+from mneia.authority import CHANGEABLE, require_status_change
 from mneia.errors import BadInput, Conflict, NotFound
-from mneia.resolvers.authority import CHANGEABLE, require_status_change
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, visible_item
 from mneia.schema.dispute import Dispute
@@ -55,7 +55,6 @@ async def resolve_dispute(
     info: strawberry.Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
 ) -> Dispute:
     context = info.context
-    context.require_human("resolveDispute")
     tx = context.tx
     key = parse_id(id, "id")
     keep = parse_id(keep_item_id, "keepItemId")

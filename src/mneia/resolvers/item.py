@@ -12,8 +12,8 @@ from datetime import datetime
 
 import strawberry
 
+from mneia.authority import require_changeable, require_status_change
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
-from mneia.resolvers.authority import require_changeable, require_status_change
 from mneia.resolvers.inputs import (
     confidence,
     decode_cursor,
@@ -176,7 +176,6 @@ def changed(record: ItemRecord | None, operation: str) -> ItemRecord:
 
 
 async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
-    info.context.require_human("confirmItem")
     record = await visible_item(info, id)
     if record.status != ItemStatus.ACTIVE:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
@@ -186,7 +185,6 @@ async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
 
 
 async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearing: bool) -> Item:
-    info.context.require_human("setLoadBearing")
     record = await visible_item(info, id)
     settled = changed(await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing")
     # Settling it closes any open suggestion (R5).

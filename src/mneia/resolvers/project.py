@@ -22,7 +22,6 @@ async def list_projects(info: strawberry.Info) -> list[Project]:
 
 async def create_project(info: strawberry.Info, name: str, team_id: strawberry.ID | None = None) -> Project:
     context = info.context
-    context.require_human("createProject")
     team_key = parse_id(team_id, "teamId") if team_id is not None else None
     if team_key is not None and not await team.by_ids(context.tx, [team_key]):
         raise NotFound("team", team_id)
@@ -34,7 +33,6 @@ async def add_project_member(
     info: strawberry.Info, project_id: strawberry.ID, actor_id: strawberry.ID
 ) -> Project:
     context = info.context
-    context.require_human("addProjectMember")
     project_key = parse_id(project_id, "projectId")
     actor_key = parse_id(actor_id, "actorId")
     found = await project.get(context.tx, project_key)

@@ -15,6 +15,7 @@ from mneia.errors import MneiaError
 from mneia.resolvers import actor as actor_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import item as item_resolvers
+from mneia.resolvers import permission
 from mneia.resolvers import project as project_resolvers
 from mneia.resolvers import session as session_resolvers
 from mneia.resolvers import subscription as subscription_resolvers
@@ -22,6 +23,7 @@ from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
 from mneia.resolvers.extension import Transaction
+from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, ActorWithToken, Workspace
 from mneia.schema.dispute import Dispute
 from mneia.schema.item import Item, ItemPage
@@ -32,12 +34,10 @@ from mneia.schema.session import Session
 from mneia.schema.supersession import SupersedeResult
 from mneia.schema.team import Team
 
-HUMAN_ONLY = "Human only: an agent gets FORBIDDEN with extensions.reason HUMAN_REQUIRED."
-
 
 def human_only(resolver: Any) -> Any:
-    """A mutation for humans; the resolver refuses agents (R3), the schema says so."""
-    return strawberry.mutation(resolver=resolver, description=HUMAN_ONLY)
+    """A mutation for humans: agents are refused before the resolver runs (R3), the schema says so."""
+    return strawberry.mutation(resolver=resolver, description=HUMAN_ONLY, extensions=permission.human_only())
 
 
 @strawberry.type
