@@ -459,3 +459,27 @@ async def test_r5_an_agent_cannot_retire_or_dispute_a_load_bearing_item(api: Api
     # Control: the human may retire it.
     retired = await api.run(world.human.token, RETIRE_ITEM, i=ruled["id"], r="too strict")
     assert retired["retireItem"]["status"] == "RETIRED"
+
+
+def test_r3_every_human_only_field_carries_the_permission_and_says_so() -> None:
+    """Declared once: the permission on the field is what refuses agents, and the schema's
+    description follows from it; the refusals above cover every such mutation."""
+    from strawberry.permission import PermissionExtension
+
+    from mneia.resolvers.permission import HUMAN_ONLY as SAID
+    from mneia.resolvers.permission import HumanOnly
+    from mneia.resolvers.root import Mutation, build_schema
+
+    name = build_schema().config.name_converter.get_graphql_name
+    fields = Mutation.__strawberry_definition__.fields
+    guarded = {
+        name(field)
+        for field in fields
+        for extension in field.extensions
+        if isinstance(extension, PermissionExtension)
+        and any(isinstance(p, HumanOnly) for p in extension.permissions)
+    }
+    described = {name(field) for field in fields if field.description == SAID}
+    tested = {operation.split("-")[0] for operation in HUMAN_ONLY}
+    assert guarded == described
+    assert tested <= guarded
