@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import strawberry
-
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.schema.actor import Actor, ActorWithToken
 from mneia.schema.enums import ActorKind
 from mneia.storage import actor, token
 
 
-async def me(info: strawberry.Info) -> Actor:
+async def me(info: Info) -> Actor:
     return Actor.of(info.context.actor)
 
 
-async def create_actor(info: strawberry.Info, kind: ActorKind, name: str) -> ActorWithToken:
+async def create_actor(info: Info, kind: ActorKind, name: str) -> ActorWithToken:
     context = info.context
     creator = context.actor
     record = await actor.create(context.tx, creator.workspace_id, kind, name_text(name), creator.id)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import strawberry
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.dataloader import DataLoader
@@ -169,3 +170,7 @@ class Context:
     def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
         """A reason as this reader may see it: ids of what it cannot see are hidden (now or later)."""
         return redacted(self, text)
+
+
+Info = strawberry.Info[Context, None]
+"""What every resolver receives: the typed request context (no root value)."""

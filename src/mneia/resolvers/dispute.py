@@ -13,6 +13,7 @@ import strawberry
 
 from mneia.authority import CHANGEABLE, require_status_change
 from mneia.errors import BadInput, Conflict, NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, visible_item
 from mneia.schema.dispute import Dispute
@@ -22,9 +23,7 @@ from mneia.storage import dispute, item, project, proposal
 from mneia.vocabulary import ItemStatus
 
 
-async def dispute_item(
-    info: strawberry.Info, id: strawberry.ID, contested_id: strawberry.ID, reason: str
-) -> Dispute:
+async def dispute_item(info: Info, id: strawberry.ID, contested_id: strawberry.ID, reason: str) -> Dispute:
     context = info.context
     tx = context.tx
     why = required_text(reason, "reason")
@@ -52,7 +51,7 @@ async def dispute_item(
 
 
 async def resolve_dispute(
-    info: strawberry.Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
+    info: Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
 ) -> Dispute:
     context = info.context
     tx = context.tx
@@ -85,7 +84,7 @@ async def resolve_dispute(
     return Dispute.of(resolved)
 
 
-async def _project_key(info: strawberry.Info, project_id: strawberry.ID) -> uuid.UUID:
+async def _project_key(info: Info, project_id: strawberry.ID) -> uuid.UUID:
     key = parse_id(project_id, "projectId")
     if await project.get(info.context.tx, key) is None:
         raise NotFound("project", project_id)
@@ -93,7 +92,7 @@ async def _project_key(info: strawberry.Info, project_id: strawberry.ID) -> uuid
 
 
 async def list_disputes(
-    info: strawberry.Info, project_id: strawberry.ID, status: DisputeStatus | None = None
+    info: Info, project_id: strawberry.ID, status: DisputeStatus | None = None
 ) -> list[Dispute]:
     key = await _project_key(info, project_id)
     found = await dispute.of_project(info.context.tx, key, status)
@@ -101,7 +100,7 @@ async def list_disputes(
 
 
 async def list_proposals(
-    info: strawberry.Info, project_id: strawberry.ID, status: ProposalStatus | None = None
+    info: Info, project_id: strawberry.ID, status: ProposalStatus | None = None
 ) -> list[Proposal]:
     key = await _project_key(info, project_id)
     found = await proposal.of_project(info.context.tx, key, status)

@@ -14,6 +14,7 @@ import strawberry
 
 from mneia.authority import require_changeable, require_status_change
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
     confidence,
     decode_cursor,
@@ -31,13 +32,13 @@ from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemStatus, Scope
 
 
-async def get_item(info: strawberry.Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
+async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
     record = await item.get(info.context.tx, parse_id(id, "id"), as_of)
     return Item.of(record) if record else None
 
 
 async def list_items(
-    info: strawberry.Info,
+    info: Info,
     project_id: strawberry.ID,
     filter: ItemFilter | None = None,
     as_of: datetime | None = None,
@@ -74,7 +75,7 @@ async def list_items(
     )
 
 
-async def validated_assertion(info: strawberry.Info, data: AssertItemInput, field: str) -> NewItem:
+async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> NewItem:
     """Check an assertion's input and return what it states. Writes nothing."""
     context = info.context
     tx = context.tx
@@ -128,9 +129,7 @@ async def validated_assertion(info: strawberry.Info, data: AssertItemInput, fiel
     )
 
 
-async def contested_items(
-    info: strawberry.Info, ids: list[strawberry.ID] | None, field: str
-) -> list[ItemRecord]:
+async def contested_items(info: Info, ids: list[strawberry.ID] | None, field: str) -> list[ItemRecord]:
     keys = parse_ids(list(ids or []), field)
     if not keys:
         return []
@@ -146,7 +145,7 @@ async def contested_items(
     return [found[key] for key in dict.fromkeys(keys)]
 
 
-async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
+async def assert_item(info: Info, input: AssertItemInput) -> Item:
     context = info.context
     new = await validated_assertion(info, input, "input")
     contested = await contested_items(info, input.contradicts, "input.contradicts")
@@ -161,7 +160,7 @@ async def assert_item(info: strawberry.Info, input: AssertItemInput) -> Item:
     return Item.of(record)
 
 
-async def visible_item(info: strawberry.Info, id: strawberry.ID, field: str = "id") -> ItemRecord:
+async def visible_item(info: Info, id: strawberry.ID, field: str = "id") -> ItemRecord:
     record = await item.get(info.context.tx, parse_id(id, field))
     if record is None:
         raise NotFound("item", id)
@@ -175,7 +174,7 @@ def changed(record: ItemRecord | None, operation: str) -> ItemRecord:
     return record
 
 
-async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
+async def confirm_item(info: Info, id: strawberry.ID) -> Item:
     record = await visible_item(info, id)
     if record.status != ItemStatus.ACTIVE:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
@@ -184,7 +183,7 @@ async def confirm_item(info: strawberry.Info, id: strawberry.ID) -> Item:
     return Item.of(changed(await item.confirm(info.context.tx, record.id), "confirmItem"))
 
 
-async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearing: bool) -> Item:
+async def set_load_bearing(info: Info, id: strawberry.ID, load_bearing: bool) -> Item:
     record = await visible_item(info, id)
     settled = changed(await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing")
     # Settling it closes any open suggestion (R5).
@@ -192,16 +191,14 @@ async def set_load_bearing(info: strawberry.Info, id: strawberry.ID, load_bearin
     return Item.of(settled)
 
 
-async def suggest(info: strawberry.Info, record: ItemRecord, reason: str | None) -> ItemRecord:
+async def suggest(info: Info, record: ItemRecord, reason: str | None) -> ItemRecord:
     """Suggest that an item is load-bearing: a proposal for a human, the item flagged (R5)."""
     tx = info.context.tx
     await proposal.suggest_load_bearing(tx, project_id=record.project_id, target_id=record.id, reason=reason)
     return changed(await item.mark_suggested(tx, record.id), "suggestLoadBearing")
 
 
-async def suggest_load_bearing(
-    info: strawberry.Info, id: strawberry.ID, reason: str | None = None
-) -> Proposal:
+async def suggest_load_bearing(info: Info, id: strawberry.ID, reason: str | None = None) -> Proposal:
     record = await visible_item(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")
@@ -211,7 +208,7 @@ async def suggest_load_bearing(
     return Proposal.of(pending)
 
 
-async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> Item:
+async def retire_item(info: Info, id: strawberry.ID, reason: str) -> Item:
     why = required_text(reason, "reason")
     record = await visible_item(info, id)
     require_changeable(record, "retireItem")
@@ -219,6 +216,6 @@ async def retire_item(info: strawberry.Info, id: strawberry.ID, reason: str) -> 
     return Item.of(changed(await item.retire(info.context.tx, record.id, why), "retireItem"))
 
 
-async def verify_item(info: strawberry.Info, id: strawberry.ID) -> Item:
+async def verify_item(info: Info, id: strawberry.ID) -> Item:
     record = await visible_item(info, id)
     return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"))

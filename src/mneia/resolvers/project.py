@@ -5,22 +5,23 @@ from __future__ import annotations
 import strawberry
 
 from mneia.errors import NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.project import Project
 from mneia.storage import actor, project, team
 
 
-async def get_project(info: strawberry.Info, id: strawberry.ID) -> Project | None:
+async def get_project(info: Info, id: strawberry.ID) -> Project | None:
     record = await project.get(info.context.tx, parse_id(id, "id"))
     return Project.of(record) if record else None
 
 
-async def list_projects(info: strawberry.Info) -> list[Project]:
+async def list_projects(info: Info) -> list[Project]:
     return [Project.of(record) for record in await project.all_visible(info.context.tx)]
 
 
-async def create_project(info: strawberry.Info, name: str, team_id: strawberry.ID | None = None) -> Project:
+async def create_project(info: Info, name: str, team_id: strawberry.ID | None = None) -> Project:
     context = info.context
     team_key = parse_id(team_id, "teamId") if team_id is not None else None
     if team_key is not None and not await team.by_ids(context.tx, [team_key]):
@@ -29,9 +30,7 @@ async def create_project(info: strawberry.Info, name: str, team_id: strawberry.I
     return Project.of(record)
 
 
-async def add_project_member(
-    info: strawberry.Info, project_id: strawberry.ID, actor_id: strawberry.ID
-) -> Project:
+async def add_project_member(info: Info, project_id: strawberry.ID, actor_id: strawberry.ID) -> Project:
     context = info.context
     project_key = parse_id(project_id, "projectId")
     actor_key = parse_id(actor_id, "actorId")

@@ -5,17 +5,18 @@ from __future__ import annotations
 import strawberry
 
 from mneia.errors import Forbidden, NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id
 from mneia.schema.session import ClientInput, Session, StartSessionInput
 from mneia.storage import project, session
 
 
-async def get_session(info: strawberry.Info, id: strawberry.ID) -> Session | None:
+async def get_session(info: Info, id: strawberry.ID) -> Session | None:
     record = await session.get(info.context.tx, parse_id(id, "id"))
     return Session.of(record) if record else None
 
 
-async def start_session(info: strawberry.Info, input: StartSessionInput) -> Session:
+async def start_session(info: Info, input: StartSessionInput) -> Session:
     context = info.context
     project_key = parse_id(input.project_id, "input.projectId")
     if await project.get(context.tx, project_key) is None:
@@ -35,7 +36,7 @@ async def start_session(info: strawberry.Info, input: StartSessionInput) -> Sess
     return Session.of(record)
 
 
-async def end_session(info: strawberry.Info, id: strawberry.ID) -> Session:
+async def end_session(info: Info, id: strawberry.ID) -> Session:
     context = info.context
     key = parse_id(id, "id")
     if await session.get(context.tx, key) is None:

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 import strawberry
 
 from mneia.errors import NotFound
+from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
@@ -30,7 +31,7 @@ R = TypeVar("R", bound=_InProject)
 
 
 async def _announced(
-    context: Any,
+    context: Context,
     kind: str,
     project_id: strawberry.ID | None,
     fetch: Callable[[Tx, int], Awaitable[R | None]],
@@ -55,14 +56,14 @@ async def _announced(
 
 
 async def dispute_raised(
-    info: strawberry.Info, project_id: strawberry.ID | None = None
+    info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Dispute, None]:
     async for record in _announced(info.context, "dispute", project_id, dispute.by_seq):
         yield Dispute.of(record)
 
 
 async def proposal_raised(
-    info: strawberry.Info, project_id: strawberry.ID | None = None
+    info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Proposal, None]:
     async for record in _announced(info.context, "proposal", project_id, proposal.by_seq):
         yield Proposal.of(record)

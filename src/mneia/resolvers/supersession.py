@@ -16,6 +16,7 @@ import strawberry
 
 from mneia.authority import keeps_audience, replacement_waits_for_a_human
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, suggest, validated_assertion
 from mneia.schema.item import Item
@@ -46,7 +47,7 @@ async def _locked_active(tx: Tx, target_id: uuid.UUID, operation: str) -> ItemRe
     return target
 
 
-async def supersede_item(info: strawberry.Info, input: SupersedeInput) -> SupersedeResult:
+async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
     context = info.context
     tx = context.tx
     reason = required_text(input.reason, "input.reason")
@@ -112,9 +113,7 @@ async def _settle_load_bearing(tx: Tx, pending: ProposalRecord, accept: bool) ->
     return None
 
 
-async def decide_proposal(
-    info: strawberry.Info, id: strawberry.ID, accept: bool, note: str | None = None
-) -> Proposal:
+async def decide_proposal(info: Info, id: strawberry.ID, accept: bool, note: str | None = None) -> Proposal:
     context = info.context
     tx = context.tx
     key = parse_id(id, "id")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import strawberry
 
 from mneia.errors import NotFound
+from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id, required_text
 from mneia.schema.team import Team
 from mneia.storage import actor, team
 
 
-async def create_team(info: strawberry.Info, name: str, function: str) -> Team:
+async def create_team(info: Info, name: str, function: str) -> Team:
     context = info.context
     record = await team.create(
         context.tx, name_text(name), required_text(function, "function", 500, one_line=True)
@@ -20,7 +21,7 @@ async def create_team(info: strawberry.Info, name: str, function: str) -> Team:
     return Team.of(record)
 
 
-async def add_team_member(info: strawberry.Info, team_id: strawberry.ID, actor_id: strawberry.ID) -> Team:
+async def add_team_member(info: Info, team_id: strawberry.ID, actor_id: strawberry.ID) -> Team:
     context = info.context
     team_key = parse_id(team_id, "teamId")
     actor_key = parse_id(actor_id, "actorId")

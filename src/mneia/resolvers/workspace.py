@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import strawberry
-
+from mneia.resolvers.context import Info
 from mneia.schema.actor import Workspace
 from mneia.storage import workspace
 
 
-async def current_workspace(info: strawberry.Info) -> Workspace:
+async def current_workspace(info: Info) -> Workspace:
     context = info.context
     record = await workspace.get(context.tx, context.actor.workspace_id)
     assert record is not None, "an authenticated actor's workspace is always visible"

@@ -9,6 +9,7 @@ import strawberry
 from mneia.schema.actor import Actor
 from mneia.schema.enums import DisputeStatus
 from mneia.schema.item import Item
+from mneia.schema.reading import Info
 from mneia.storage.dispute import DisputeRecord
 
 
@@ -21,33 +22,33 @@ class Dispute:
     record: strawberry.Private[DisputeRecord]
 
     @strawberry.field
-    def reason(self, info: strawberry.Info) -> str | None:
+    def reason(self, info: Info) -> str | None:
         return info.context.redact(self.record.reason)
 
     @strawberry.field
-    def resolution_note(self, info: strawberry.Info) -> str | None:
+    def resolution_note(self, info: Info) -> str | None:
         return info.context.redact(self.record.resolution_note)
 
     @strawberry.field(description="The assertion that contradicts.")
-    async def item(self, info: strawberry.Info) -> Item:
+    async def item(self, info: Info) -> Item:
         return Item.of(await info.context.loaders.item.load(self.record.item_id))
 
     @strawberry.field(description="The item it contradicts.")
-    async def contested(self, info: strawberry.Info) -> Item:
+    async def contested(self, info: Info) -> Item:
         return Item.of(await info.context.loaders.item.load(self.record.contested_id))
 
     @strawberry.field
-    async def raised_by(self, info: strawberry.Info) -> Actor:
+    async def raised_by(self, info: Info) -> Actor:
         return Actor.of(await info.context.loaders.actor.load(self.record.raised_by))
 
     @strawberry.field
-    async def resolved_by(self, info: strawberry.Info) -> Actor | None:
+    async def resolved_by(self, info: Info) -> Actor | None:
         if self.record.resolved_by is None:
             return None
         return Actor.of(await info.context.loaders.actor.load(self.record.resolved_by))
 
     @strawberry.field
-    async def kept_item(self, info: strawberry.Info) -> Item | None:
+    async def kept_item(self, info: Info) -> Item | None:
         if self.record.kept_item_id is None:
             return None
         return Item.of(await info.context.loaders.item.load(self.record.kept_item_id))

@@ -16,6 +16,7 @@ from mneia.schema.actor import Actor
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
 from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
+from mneia.schema.reading import Info
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
 from mneia.storage.actor import ActorRecord
@@ -90,18 +91,18 @@ class Item:
     record: strawberry.Private[ItemRecord]
 
     @strawberry.field(description=f"Why the item last changed status; ids you cannot see read {HIDDEN_ID}.")
-    def status_reason(self, info: strawberry.Info) -> str | None:
+    def status_reason(self, info: Info) -> str | None:
         return info.context.redact(self.record.status_reason)
 
     @strawberry.field(description=f"Why it replaced the item before it; ids you cannot see read {HIDDEN_ID}.")
-    def supersession_reason(self, info: strawberry.Info) -> str | None:
+    def supersession_reason(self, info: Info) -> str | None:
         return info.context.redact(self.record.supersession_reason)
 
     @strawberry.field(
         description="The item this one replaced. Null when it replaced nothing, or an item you cannot see:"
         ' then hiddenLinks holds "supersedes".'
     )
-    def supersedes_id(self, info: strawberry.Info) -> strawberry.ID | None:
+    def supersedes_id(self, info: Info) -> strawberry.ID | None:
         if self.record.supersedes_id is None:
             return None
         found = info.context.loaders.item.load(self.record.supersedes_id)
@@ -111,7 +112,7 @@ class Item:
         description="The links of this item to items you cannot see, by field: "
         '"supersedes" (it replaced one), "supersededBy" (one replaced it). Those fields are null.'
     )
-    def hidden_links(self, info: strawberry.Info) -> list[str]:
+    def hidden_links(self, info: Info) -> list[str]:
         record = self.record
         if record.supersedes_id is None and record.status != ItemStatus.SUPERSEDED:
             return []  # links to nothing: answered without a lookup
@@ -119,11 +120,11 @@ class Item:
         return looked_up
 
     @strawberry.field
-    def project(self, info: strawberry.Info) -> Project:
+    def project(self, info: Info) -> Project:
         return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
-    def provenance(self, info: strawberry.Info) -> Provenance:
+    def provenance(self, info: Info) -> Provenance:
         loaders, record = info.context.loaders, self.record
         asserter = loaders.actor.load(record.asserted_by)
         if record.session_id is None:
@@ -134,7 +135,7 @@ class Item:
         )
 
     @strawberry.field(description="Null unless a human confirmed it.")
-    def confirmation(self, info: strawberry.Info) -> Confirmation | None:
+    def confirmation(self, info: Info) -> Confirmation | None:
         at = self.record.confirmed_at
         if self.record.confirmed_by is None or at is None:
             return None
@@ -145,35 +146,33 @@ class Item:
         description="The item as one line of text that opens with its authority, who and when, e.g. "
         "[human-confirmed · alice · 2026-03-03] or [agent-asserted · claude-code 1.0.98 · … · unconfirmed]."
     )
-    async def rendered(self, info: strawberry.Info) -> str:
+    async def rendered(self, info: Info) -> str:
         return await info.context.render(self.record)
 
     @strawberry.field
-    def stale(self, info: strawberry.Info) -> bool:
+    def stale(self, info: Info) -> bool:
         return self.record.stale_at(info.context.now)
 
     @strawberry.field
-    async def supersedes(self, info: strawberry.Info) -> Item | None:
+    async def supersedes(self, info: Info) -> Item | None:
         if self.record.supersedes_id is None:
             return None
         record = await info.context.loaders.item.load(self.record.supersedes_id)
         return Item.of(record) if record else None
 
     @strawberry.field
-    async def superseded_by(self, info: strawberry.Info) -> Item | None:
+    async def superseded_by(self, info: Info) -> Item | None:
         record = await info.context.loaders.successor.load(self.record.id)
         return Item.of(record) if record else None
 
     @strawberry.field(description="The whole supersede chain, oldest first, this item included.")
-    async def chain(self, info: strawberry.Info) -> list[Item]:
+    async def chain(self, info: Info) -> list[Item]:
         records = await info.context.loaders.chain.load(self.record.id)
         await info.context.warm(records)
         return [Item.of(record) for record in records]
 
     @strawberry.field
-    async def disputes(
-        self, info: strawberry.Info
-    ) -> list[Annotated[Dispute, strawberry.lazy("mneia.schema.dispute")]]:
+    async def disputes(self, info: Info) -> list[Annotated[Dispute, strawberry.lazy("mneia.schema.dispute")]]:
         from mneia.schema.dispute import Dispute
 
         return [Dispute.of(record) for record in await info.context.loaders.disputes.load(self.record.id)]

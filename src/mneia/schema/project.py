@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from mneia.schema.loading import now_or_later
+from mneia.schema.reading import Info
 from mneia.schema.team import Team
 from mneia.storage.project import ProjectRecord
 
@@ -16,7 +17,7 @@ class Project:
     team_id: strawberry.Private[object]
 
     @strawberry.field
-    def team(self, info: strawberry.Info) -> Team | None:
+    def team(self, info: Info) -> Team | None:
         if self.team_id is None:
             return None
         found = info.context.loaders.team.load(self.team_id)

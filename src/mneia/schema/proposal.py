@@ -9,6 +9,7 @@ import strawberry
 from mneia.schema.actor import Actor
 from mneia.schema.enums import ProposalKind, ProposalStatus
 from mneia.schema.item import Item
+from mneia.schema.reading import Info
 from mneia.storage.proposal import ProposalRecord
 
 
@@ -22,19 +23,19 @@ class Proposal:
     record: strawberry.Private[ProposalRecord]
 
     @strawberry.field
-    def reason(self, info: strawberry.Info) -> str | None:
+    def reason(self, info: Info) -> str | None:
         return info.context.redact(self.record.reason)
 
     @strawberry.field
-    def decision_note(self, info: strawberry.Info) -> str | None:
+    def decision_note(self, info: Info) -> str | None:
         return info.context.redact(self.record.decision_note)
 
     @strawberry.field
-    async def target(self, info: strawberry.Info) -> Item:
+    async def target(self, info: Info) -> Item:
         return Item.of(await info.context.loaders.item.load(self.record.target_id))
 
     @strawberry.field
-    async def proposed_by(self, info: strawberry.Info) -> Actor:
+    async def proposed_by(self, info: Info) -> Actor:
         return Actor.of(await info.context.loaders.actor.load(self.record.proposed_by))
 
     @strawberry.field(description="SUPERSESSION: the proposed replacement's statement.")
@@ -43,14 +44,14 @@ class Proposal:
         return replacement.statement if replacement else None
 
     @strawberry.field(description="The item written once ACCEPTED.")
-    async def result(self, info: strawberry.Info) -> Item | None:
+    async def result(self, info: Info) -> Item | None:
         if self.record.result_id is None:
             return None
         record = await info.context.loaders.item.load(self.record.result_id)
         return Item.of(record) if record else None
 
     @strawberry.field
-    async def decided_by(self, info: strawberry.Info) -> Actor | None:
+    async def decided_by(self, info: Info) -> Actor | None:
         if self.record.decided_by is None:
             return None
         return Actor.of(await info.context.loaders.actor.load(self.record.decided_by))

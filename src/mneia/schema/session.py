@@ -9,6 +9,7 @@ import strawberry
 from mneia.schema.actor import Actor
 from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
+from mneia.schema.reading import Info
 from mneia.storage.session import SessionRecord
 
 
@@ -41,11 +42,11 @@ class Session:
         return Client(tool=self.record.client_tool, version=self.record.client_version)
 
     @strawberry.field
-    def project(self, info: strawberry.Info) -> Project:
+    def project(self, info: Info) -> Project:
         return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
-    def actor(self, info: strawberry.Info) -> Actor:
+    def actor(self, info: Info) -> Actor:
         return now_or_later(info.context.loaders.actor.load(self.record.actor_id), Actor.of)
 
     @classmethod
