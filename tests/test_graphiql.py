@@ -232,3 +232,21 @@ async def test_graphiql_erases_a_token_an_earlier_page_stored(offline: Offline, 
     stored = await offline.storage()
     assert token not in stored
     assert QUERY in stored, "the history itself was kept, only its headers dropped"
+
+
+OPEN_WEBSOCKET = """(url) => new Promise((resolve) => {
+  const socket = new WebSocket(url, "graphql-transport-ws");
+  socket.onopen = () => { socket.close(); resolve("open"); };
+  socket.onerror = () => resolve("error");
+})"""
+
+
+async def test_graphiql_policy_lets_the_page_reach_only_its_own_websocket(offline: Offline) -> None:
+    """Subscriptions work under the page's policy (connect-src 'self'), and another origin is refused."""
+    await offline.open()
+    own = offline.base.replace("http://", "ws://") + "/graphql"
+    assert await offline.page.evaluate(OPEN_WEBSOCKET, own) == "open"
+    assert await offline.refused() == []
+    elsewhere = "ws://127.0.0.2:9/graphql"  # loopback; refused by the browser before any packet
+    assert await offline.page.evaluate(OPEN_WEBSOCKET, elsewhere) == "error"
+    assert await offline.refused() == [f"connect-src {elsewhere}"]
