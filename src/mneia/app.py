@@ -16,6 +16,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
+from mneia import graphiql
 from mneia.errors import Unauthenticated
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
@@ -40,6 +41,9 @@ class MneiaGraphQL(GraphQL):
             request=request,
             response=response,
         )
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return graphiql.page(request)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:  # type: ignore[override]
         """Refuse a websocket whose token (header or connection_init payload) is missing or unknown."""
@@ -74,6 +78,7 @@ def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             Route("/healthz", healthz),
+            graphiql.assets,
         ],
         lifespan=lifespan,
     )

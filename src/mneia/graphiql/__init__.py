@@ -1,0 +1,100 @@
+"""GraphiQL, served whole by the app: the page at GET /graphql, its files under /graphiql/static.
+
+What must stay true: the page loads nothing from another origin (its
+Content-Security-Policy allows this origin only, so a browser refuses
+anything else), and it never writes the request headers, which hold a
+human's bearer token, to the browser's storage (``static/page.js``).
+
+GraphiQL and React are vendored, unchanged, from the npm registry at the
+versions pinned in ``scripts/vendor-graphiql.sh``, which re-fetches them and
+checks npm's sha512 for each. Each file's URL carries its content's digest,
+so a browser may keep it for a year and still never runs a stale one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from string import Template
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount
+from starlette.staticfiles import PathLike, StaticFiles
+from starlette.types import Scope
+
+PREFIX = "/graphiql/static"
+STATIC = Path(__file__).parent / "static"
+# The page's files, by the name page.html gives them.
+ASSETS = {
+    "graphiql_css": "graphiql@4.1.2/graphiql.min.css",
+    "graphiql_js": "graphiql@4.1.2/graphiql.min.js",
+    "react_js": "react@18.3.1/react.production.min.js",
+    "react_dom_js": "react-dom@18.3.1/react-dom.production.min.js",
+    "page_css": "page.css",
+    "page_js": "page.js",
+}
+# This origin only. GraphiQL's stylesheet embeds its fonts and icons as data:
+# URLs; its editors set styles through the DOM (allowed without 'unsafe-inline');
+# nothing it runs needs 'unsafe-eval'. Its dialogs add one <style> element, which
+# carries this response's nonce (static/page.js hands it over). connect-src 'self'
+# covers the websocket to this host too.
+CONTENT_SECURITY_POLICY = Template(
+    "; ".join(
+        (
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self' 'nonce-$nonce'",
+            "font-src 'self' data:",
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
+)
+CACHE_FOR_A_YEAR = "public, max-age=31536000, immutable"
+
+
+def _url(path: str) -> str:
+    digest = hashlib.sha256((STATIC / path).read_bytes()).hexdigest()[:16]
+    return f"{PREFIX}/{path}?v={digest}"
+
+
+_PAGE = Template(
+    Template((Path(__file__).parent / "page.html").read_text()).safe_substitute(
+        {name: _url(path) for name, path in ASSETS.items()}
+    )
+)
+
+
+def page(_: Request) -> Response:
+    """The GraphiQL page with a fresh nonce; never cached, so that it always names the current files."""
+    nonce = secrets.token_urlsafe(18)
+    return HTMLResponse(
+        _PAGE.substitute(nonce=nonce),
+        headers={
+            "Content-Security-Policy": CONTENT_SECURITY_POLICY.substitute(nonce=nonce),
+            "Cache-Control": "no-cache",
+            "Referrer-Policy": "no-referrer",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
+class _Assets(StaticFiles):
+    """The vendored and own files, each cached for a year: its URL changes with its content."""
+
+    def file_response(
+        self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
+    ) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        response.headers["Cache-Control"] = CACHE_FOR_A_YEAR
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+assets = Mount(PREFIX, app=_Assets(directory=STATIC), name="graphiql-static")

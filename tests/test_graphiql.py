@@ -1,0 +1,252 @@
+"""GraphiQL served whole by the app: it runs offline, and it never stores the human's token.
+
+The page and its files are checked over HTTP; then a real headless Chromium
+(Debian's ``chromium``, driven by Playwright) loads the page from ``mneia
+serve`` with every request to another origin aborted, types a query and a
+bearer header, runs it, and reads the answer in the result pane. The browser
+tests skip, saying what is missing, where chromium or playwright is not
+installed (``.ci/run`` installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from mneia.graphiql import ASSETS, STATIC
+from tests.graphql import World
+from tests.test_cli import cli_env, serving
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page, Route
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_MISSING = not CHROMIUM.exists()
+QUERY = "{ me { kind name } }"
+# Everything the page does that a policy refused, and any script error, kept for the asserts.
+WATCH = """
+window.__refused = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__refused.push(`${event.violatedDirective} ${event.blockedURI}`);
+});
+"""
+DUMP_STORAGE = """() => {
+  const dump = (storage) => Object.fromEntries(Object.keys(storage).map((k) => [k, storage.getItem(k)]));
+  return JSON.stringify({ local: dump(localStorage), session: dump(sessionStorage) });
+}"""
+
+
+async def page_html(http: httpx.AsyncClient) -> httpx.Response:
+    return await http.get("/graphql", headers={"Accept": "text/html"})
+
+
+def policy(response: httpx.Response) -> dict[str, str]:
+    header = response.headers["content-security-policy"]
+    return dict(part.split(" ", 1) for part in header.split("; "))
+
+
+async def test_graphiql_page_names_only_files_of_this_origin(http: httpx.AsyncClient) -> None:
+    response = await page_html(http)
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-cache"
+    sources = re.findall(r'(?:src|href)="([^"]+)"', response.text)
+    assert len(sources) == len(ASSETS)
+    assert all(source.startswith("/graphiql/static/") for source in sources), sources
+    assert "//" not in response.text, "the page names another origin"
+    assert "<script>" not in response.text and "<style>" not in response.text
+
+
+async def test_graphiql_policy_allows_only_this_origin(http: httpx.AsyncClient) -> None:
+    """No CDN, no inline script, no eval; data: for fonts and icons alone; styles by this response's nonce."""
+    first, second = await page_html(http), await page_html(http)
+    directives = policy(first)
+    nonce = re.search(r'nonce="([^"]+)"', first.text)
+    assert nonce, "the page hands no nonce to its script"
+    assert directives == {
+        "default-src": "'none'",
+        "script-src": "'self'",
+        "style-src": f"'self' 'nonce-{nonce.group(1)}'",
+        "font-src": "'self' data:",
+        "img-src": "'self' data:",
+        "connect-src": "'self'",
+        "base-uri": "'none'",
+        "form-action": "'none'",
+        "frame-ancestors": "'none'",
+    }
+    assert policy(second)["style-src"] != directives["style-src"], "a nonce must not repeat"
+
+
+async def test_graphiql_files_are_served_unchanged_and_cached_by_content(http: httpx.AsyncClient) -> None:
+    page = (await page_html(http)).text
+    for path in ASSETS.values():
+        url = re.search(rf'"(/graphiql/static/{re.escape(path)}\?v=[0-9a-f]{{16}})"', page)
+        assert url, f"{path} is not named with its digest"
+        response = await http.get(url.group(1))
+        assert response.status_code == 200, path
+        assert response.content == (STATIC / path).read_bytes()
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+
+
+@pytest.fixture(scope="module")
+def served(admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``mneia serve`` on this run's database, as a human would start it."""
+    logs = tmp_path_factory.mktemp("graphiql-serve")
+    with serving([], cli_env(logs, DATABASE_URL=admin_url), logs) as (_, base):
+        yield base
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    if CHROMIUM_MISSING:
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
+    playwright_api = pytest.importorskip(
+        "playwright.async_api", reason="playwright is missing: pip install -e '.[test]'"
+    )
+    async with playwright_api.async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+class Offline:
+    """A browser page on which any request to another origin is aborted and recorded."""
+
+    def __init__(self, page: Page, base: str) -> None:
+        self.page = page
+        self.base = base
+        self.elsewhere: list[str] = []
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    async def route(self, route: Route) -> None:
+        if route.request.url.startswith(f"{self.base}/"):
+            await route.continue_()
+        else:
+            self.elsewhere.append(route.request.url)
+            await route.abort()
+
+    async def open(self) -> None:
+        """Load GraphiQL and wait for its editor, or fail saying what the page reached for."""
+        await self.page.goto(f"{self.base}/graphql")
+        try:
+            await self.page.locator(".graphiql-query-editor .CodeMirror").wait_for(timeout=15_000)
+        except Exception as error:
+            raise AssertionError(
+                f"GraphiQL did not load; aborted: {self.elsewhere}; errors: {self.errors}"
+            ) from error
+
+    async def run(self, token: str) -> str:
+        """Type a bearer header and the query as a person would, run it; the result pane's text."""
+        page = self.page
+        await self.open()
+        await page.get_by_role("button", name="Headers", exact=True).click()
+        await page.locator(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror").click()
+        await page.keyboard.type(f'{{"Authorization": "Bearer {token}"}}')
+        await page.locator(".graphiql-query-editor .CodeMirror").click()
+        await page.keyboard.press("Control+A")
+        await page.keyboard.press("Delete")
+        await page.keyboard.type(QUERY)
+        # GraphiQL copies the editors into its tab state, and so its history, 500 ms after
+        # the last keystroke: pause as a person would, so that the headers reach the history.
+        await page.wait_for_timeout(1_000)
+        await page.locator(".graphiql-execute-button").click()
+        response = page.locator(".graphiql-response")
+        await response.get_by_text('"HUMAN"').wait_for(timeout=15_000)
+        return await response.inner_text()
+
+    async def refused(self) -> list[str]:
+        return list(await self.page.evaluate("window.__refused"))
+
+    async def storage(self) -> str:
+        """Everything in this origin's localStorage and sessionStorage, as JSON."""
+        return str(await self.page.evaluate(DUMP_STORAGE))
+
+
+@pytest.fixture
+async def offline(browser: Browser, served: str) -> AsyncIterator[Offline]:
+    context = await browser.new_context()
+    watched = Offline(await context.new_page(), served)
+    await context.route("**/*", watched.route)
+    await context.add_init_script(WATCH)
+    try:
+        yield watched
+    finally:
+        await context.close()
+
+
+async def test_graphiql_runs_a_query_offline_in_chromium(offline: Offline, world: World) -> None:
+    """Every request to another origin is aborted, yet the page loads, runs a query and shows its data."""
+    shown = await offline.run(world.human.token)
+    answer = json.loads(re.sub(r"\s+", " ", shown[shown.index("{") :]))
+    assert answer == {"data": {"me": {"kind": "HUMAN", "name": "alice"}}}
+    # The documentation (from the schema fetched at load) and a dialog, which adds a <style>.
+    await offline.page.get_by_label("Show Documentation Explorer").click()
+    await offline.page.locator(".graphiql-doc-explorer-type-name", has_text="Query").first.click()
+    await offline.page.locator(".graphiql-doc-explorer-field-name", has_text="me").first.wait_for()
+    await offline.page.get_by_label("Open settings dialog").click()
+    await offline.page.get_by_text("Clear storage").wait_for()
+    assert offline.elsewhere == [], "the page reached for another origin"
+    assert await offline.refused() == [], "the page's policy refused something it needed"
+    assert offline.errors == []
+
+
+async def test_graphiql_keeps_no_token_in_browser_storage(offline: Offline, world: World) -> None:
+    """After a query run with a bearer header, neither storage holds the token, and a reload forgets it.
+
+    GraphiQL's history keeps headers whatever ``shouldPersistHeaders`` says: with
+    plain localStorage as its storage, this test fails on ``graphiql:queries``.
+    """
+    token = world.human.token
+    await offline.run(token)
+    stored = await offline.storage()
+    assert "graphiql:queries" in stored, "GraphiQL's history was not written: nothing was tested"
+    assert token not in stored
+    await offline.page.reload()
+    await offline.page.locator(".graphiql-query-editor .CodeMirror").wait_for()
+    assert token not in await offline.page.content()
+    assert token not in await offline.storage()
+
+
+async def test_graphiql_erases_a_token_an_earlier_page_stored(offline: Offline, world: World) -> None:
+    """Strawberry's page kept headers in localStorage; the first visit to this one erases them."""
+    token = world.human.token
+    await offline.page.goto(f"{offline.base}/healthz")  # same origin, so the same localStorage
+    earlier = {
+        "graphiql:headers": json.dumps({"Authorization": f"Bearer {token}"}),
+        "graphiql:shouldPersistHeaders": "true",
+        "graphiql:queries": json.dumps({"queries": [{"query": QUERY, "headers": f"Bearer {token}"}]}),
+    }
+    await offline.page.evaluate(
+        "(items) => { for (const [k, v] of Object.entries(items)) localStorage.setItem(k, v); }", earlier
+    )
+    assert token in await offline.storage()
+    await offline.open()
+    stored = await offline.storage()
+    assert token not in stored
+    assert QUERY in stored, "the history itself was kept, only its headers dropped"
+
+
+OPEN_WEBSOCKET = """(url) => new Promise((resolve) => {
+  const socket = new WebSocket(url, "graphql-transport-ws");
+  socket.onopen = () => { socket.close(); resolve("open"); };
+  socket.onerror = () => resolve("error");
+})"""
+
+
+async def test_graphiql_policy_lets_the_page_reach_only_its_own_websocket(offline: Offline) -> None:
+    """Subscriptions work under the page's policy (connect-src 'self'), and another origin is refused."""
+    await offline.open()
+    own = offline.base.replace("http://", "ws://") + "/graphql"
+    assert await offline.page.evaluate(OPEN_WEBSOCKET, own) == "open"
+    assert await offline.refused() == []
+    elsewhere = "ws://127.0.0.2:9/graphql"  # loopback; refused by the browser before any packet
+    assert await offline.page.evaluate(OPEN_WEBSOCKET, elsewhere) == "error"
+    assert await offline.refused() == [f"connect-src {elsewhere}"]
