@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.config import async_url
+from mneia.storage import migration
 
 
 def _url() -> str:
@@ -28,7 +29,9 @@ def _url() -> str:
 def _run(connection: Connection) -> None:
     context.configure(connection=connection, transactional_ddl=True)
     with context.begin_transaction():
+        migration.revision_readable(connection, False)
         context.run_migrations()
+        migration.revision_readable(connection, True)
 
 
 async def _run_async() -> None:

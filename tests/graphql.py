@@ -43,8 +43,11 @@ class Api:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         body = {"query": query, "variables": variables or {}}
         response = await self.http.post("/graphql", json=body, headers=headers)
-        assert response.status_code == 200, response.text
-        return response.json()
+        answer: dict[str, Any] = response.json()
+        # 401 carries the GraphQL error too (UNAUTHENTICATED); every other answer is a 200.
+        refused = [e for e in answer.get("errors") or [] if e["extensions"]["code"] == "UNAUTHENTICATED"]
+        assert response.status_code == (401 if refused else 200), response.text
+        return answer
 
     async def run(self, token: str | None, query: str, **variables: Any) -> dict[str, Any]:
         """Run an operation that must succeed; return its data."""

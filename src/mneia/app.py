@@ -1,4 +1,9 @@
-"""The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, /healthz."""
+"""The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, /healthz and /readyz.
+
+How /graphql speaks HTTP (bodies, media types, status codes, persisted
+queries) is ``mneia.http``'s; CORS, off unless origins are configured, wraps
+the whole application so that preflights never reach a route.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +13,44 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
-from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
 from mneia import graphiql
+from mneia.config import Settings
 from mneia.errors import Unauthenticated
+from mneia.http.persisted import PersistedQueries
+from mneia.http.probe import Probes
+from mneia.http.view import GraphQLOverHTTP
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
 from mneia.storage.notification import Hub
 
+# What a browser app may send across origins: the bearer token, JSON, the
+# media type it accepts, and Apollo Client's optional client awareness headers.
+CORS_HEADERS = (
+    "Authorization",
+    "Content-Type",
+    "Accept",
+    "apollographql-client-name",
+    "apollographql-client-version",
+)
 
-class MneiaGraphQL(GraphQL):
-    def __init__(self, engine: AsyncEngine, hub: Hub) -> None:
+
+class MneiaGraphQL(GraphQLOverHTTP):
+    def __init__(self, engine: AsyncEngine, hub: Hub, settings: Settings) -> None:
         super().__init__(
             build_schema(),
             graphql_ide="graphiql",
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
+            allowed_origins=settings.cors_origins,
+            persisted_queries=PersistedQueries(settings.persisted_query_bytes),
         )
         self.engine = engine
         self.hub = hub
@@ -45,6 +67,13 @@ class MneiaGraphQL(GraphQL):
     async def render_graphql_ide(self, request: Request) -> Response:
         return graphiql.page(request)
 
+    def authenticated(self, context: Context) -> bool:
+        try:
+            context.actor  # noqa: B018 - raises Unauthenticated unless a token was accepted
+        except Unauthenticated:
+            return False
+        return True
+
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:  # type: ignore[override]
         """Refuse a websocket whose token (header or connection_init payload) is missing or unknown."""
         try:
@@ -55,12 +84,28 @@ class MneiaGraphQL(GraphQL):
         return UNSET
 
 
-def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette:
-    hub = Hub(engine.url.render_as_string(hide_password=False))
-    graphql = MneiaGraphQL(engine, hub)
+def _cors(origins: tuple[str, ...]) -> list[Middleware]:
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=list(CORS_HEADERS),
+            expose_headers=["WWW-Authenticate"],
+            max_age=600,
+        )
+    ]
 
-    async def healthz(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
+
+def create_app(
+    engine: AsyncEngine, *, dispose_engine: bool = True, settings: Settings | None = None
+) -> Starlette:
+    settings = settings or Settings.from_env()
+    hub = Hub(engine.url.render_as_string(hide_password=False))
+    graphql = MneiaGraphQL(engine, hub, settings)
+    probes = Probes(engine)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -75,10 +120,13 @@ def create_app(engine: AsyncEngine, *, dispose_engine: bool = True) -> Starlette
 
     return Starlette(
         routes=[
-            Route("/graphql", graphql, methods=["GET", "POST"]),
+            # Every method reaches the view, which answers 405 in JSON with an Allow header.
+            Route("/graphql", graphql),
             WebSocketRoute("/graphql", graphql),
-            Route("/healthz", healthz),
+            Route("/healthz", probes.healthz),
+            Route("/readyz", probes.readyz),
             graphiql.assets,
         ],
+        middleware=_cors(settings.cors_origins),
         lifespan=lifespan,
     )

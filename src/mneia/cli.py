@@ -166,22 +166,18 @@ def migrate(db: Database, settings: Settings) -> None:
 
 
 def head_revisions() -> set[str]:
-    from alembic.script import ScriptDirectory
-
     from mneia.storage import migration
 
-    return set(ScriptDirectory.from_config(migration.config("")).get_heads())
+    return migration.heads()
 
 
 async def _current_revisions(admin_url: str) -> set[str] | None:
     engine = _probe_engine(admin_url)
     try:
+        from mneia.storage import migration
+
         async with engine.connect() as connection:
-            table = await connection.scalar(text("SELECT to_regclass('public.alembic_version')"))
-            if table is None:
-                return None
-            rows = await connection.execute(text("SELECT version_num FROM alembic_version"))
-            return {row[0] for row in rows}
+            return await migration.current(connection)
     finally:
         await engine.dispose()
 

@@ -5,11 +5,16 @@
 connects as ``mneia_app`` (R1), by ``MNEIA_APP_DATABASE_URL`` when given, else
 by the admin URL with the user swapped for ``mneia_app`` (and the password
 from ``MNEIA_APP_PASSWORD``, if any).
+
+``MNEIA_CORS_ORIGINS`` (comma-separated ``scheme://host[:port]``, or ``*``)
+names the browser origins allowed to call the API; unset, there is no CORS.
+``MNEIA_PERSISTED_QUERY_BYTES`` bounds the persisted queries' memory.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +41,29 @@ def app_url(admin_url: str, password: str | None = None) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+DEFAULT_PERSISTED_QUERY_BYTES = 8 * 1024 * 1024
+_ORIGIN = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?")
+
+
+def cors_origins(value: str | None) -> tuple[str, ...]:
+    """``MNEIA_CORS_ORIGINS`` as origins (no path, no trailing slash); empty when unset."""
+    origins = tuple(origin.strip().rstrip("/") for origin in (value or "").split(",") if origin.strip())
+    for origin in origins:
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"MNEIA_CORS_ORIGINS: {origin!r} is not an origin; expected scheme://host[:port] or *"
+            )
+    return origins
+
+
+def byte_count(name: str, value: str | None, default: int) -> int:
+    if not value:
+        return default
+    if not value.isdigit() or int(value) <= 0:
+        raise ValueError(f"{name}: expected a positive number of bytes, got {value!r}")
+    return int(value)
+
+
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("mneia", appauthor=False))
 
@@ -46,6 +74,8 @@ class Settings:
     app_database_url: str | None
     app_password: str | None
     data_dir: Path
+    cors_origins: tuple[str, ...] = ()
+    persisted_query_bytes: int = DEFAULT_PERSISTED_QUERY_BYTES
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -55,6 +85,12 @@ class Settings:
             app_database_url=env.get("MNEIA_APP_DATABASE_URL") or None,
             app_password=env.get("MNEIA_APP_PASSWORD") or None,
             data_dir=data_dir or Path(env.get("MNEIA_DATA_DIR") or default_data_dir()),
+            cors_origins=cors_origins(env.get("MNEIA_CORS_ORIGINS")),
+            persisted_query_bytes=byte_count(
+                "MNEIA_PERSISTED_QUERY_BYTES",
+                env.get("MNEIA_PERSISTED_QUERY_BYTES"),
+                DEFAULT_PERSISTED_QUERY_BYTES,
+            ),
         )
 
     def server_url(self, admin_url: str) -> str:

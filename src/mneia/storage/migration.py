@@ -6,6 +6,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 import mneia
 
@@ -41,3 +44,40 @@ def run_beside(revision_file: str, direction: str) -> None:
     sql = Path(revision_file).with_suffix(f".{direction}.sql").read_text(encoding="utf-8")
     # asyncpg prepares single statements only; its plain execute runs a script.
     await_only(op.get_bind().connection.driver_connection.execute(sql))  # type: ignore[union-attr]
+
+
+def heads() -> set[str]:
+    """The revisions this version of Mneia ships as heads: a current database is at exactly these."""
+    from alembic.script import ScriptDirectory
+
+    return set(ScriptDirectory.from_config(config("")).get_heads())
+
+
+async def current(connection: AsyncConnection) -> set[str] | None:
+    """The revisions the database is at; None when it has no Mneia schema yet."""
+    if await connection.scalar(text("SELECT to_regclass('public.alembic_version')")) is None:
+        return None
+    rows = await connection.execute(text("SELECT version_num FROM alembic_version"))
+    return {row[0] for row in rows}
+
+
+# The server's role may read which revision the database is at (its readiness
+# probe), nothing else of alembic's own table. The grant is lifted while the
+# migrations run, so that a downgrade dropping the roles is not held up by it.
+_WHEN_BOTH_EXIST = """
+DO $$
+BEGIN
+  IF to_regclass('public.alembic_version') IS NOT NULL
+     AND EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'mneia_app') THEN
+    %s;
+  END IF;
+END
+$$
+"""
+_GRANT_REVISION = _WHEN_BOTH_EXIST % "GRANT SELECT ON public.alembic_version TO mneia_app"
+_REVOKE_REVISION = _WHEN_BOTH_EXIST % "REVOKE ALL ON public.alembic_version FROM mneia_app"
+
+
+def revision_readable(connection: Connection, readable: bool) -> None:
+    """Grant (or revoke) the server's role SELECT on alembic_version, when both exist."""
+    connection.exec_driver_sql(_GRANT_REVISION if readable else _REVOKE_REVISION)
