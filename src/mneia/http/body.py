@@ -2,9 +2,10 @@
 
 A POST carries ``application/json``; a GET carries the same parameters in its
 query string, ``variables`` and ``extensions`` as JSON text. Anything else —
-no body, bytes that are not UTF-8, text that is not JSON, JSON that is not an
-object (``null``, a string, a number, an array: there is no batching), a
-parameter of the wrong type — is refused here, before GraphQL sees it.
+no body, bytes that are not UTF-8, text that is not JSON, JSON nested deeper
+than ``MAX_DEPTH``, JSON that is not an object (``null``, a string, a number,
+an array: there is no batching), a parameter of the wrong type — is refused
+here, before GraphQL sees it.
 """
 
 from __future__ import annotations
@@ -20,26 +21,50 @@ from strawberry.http.parse_content_type import parse_content_type
 from mneia.http.refusal import Refusal, bad_parameter
 
 JSON_MEDIA_TYPE = "application/json"
+# No operation of the schema takes values nested anywhere near this deep; deeper
+# JSON only serves to make the server recurse (F9: variables nested 1,000 deep).
+MAX_DEPTH = 64
 
 
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+def _deeper_than(value: object, limit: int) -> bool:
+    """Walked without recursion, so that depth itself cannot exhaust the stack."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        current, depth = pending.pop()
+        if isinstance(current, dict):
+            children: list[object] = list(current.values())
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 def decoded(raw: str | bytes, what: str) -> object:
-    """Strict JSON in UTF-8: no other encoding, no NaN or Infinity."""
+    """Strict JSON in UTF-8: no other encoding, no NaN or Infinity, at most ``MAX_DEPTH`` deep."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as error:
         raise Refusal(400, f"{what} is not valid UTF-8 (byte {error.start})") from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise Refusal(400, f"{what} is not valid JSON: {error.msg} at line {error.lineno}") from None
     except ValueError as error:
         raise Refusal(400, f"{what} is not valid JSON: {error}") from None
     except RecursionError:
-        raise Refusal(400, f"{what} is nested too deeply") from None
+        pass  # deeper than Python's own parser goes: refused below like any too deep
+    else:
+        if not _deeper_than(value, MAX_DEPTH):
+            return value
+    raise Refusal(400, f"{what} is nested more than {MAX_DEPTH} levels deep")
 
 
 async def _fields(request: AsyncHTTPRequestAdapter) -> Mapping[str, object]:
