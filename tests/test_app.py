@@ -67,6 +67,42 @@ async def test_readyz_is_200_when_the_database_is_at_the_shipped_heads(http: htt
     assert response.json() == {"status": "ready", "revisions": sorted(migration.heads())}
 
 
+async def test_readyz_grant_is_select_on_alembic_version_only(admin_engine: AsyncEngine) -> None:
+    async with admin_engine.connect() as connection:
+        granted = await connection.execute(
+            text(
+                "SELECT p, has_table_privilege('mneia_app', 'public.alembic_version', p)"
+                " FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p"
+            )
+        )
+        assert dict(granted.all()) == {
+            "SELECT": True,
+            "INSERT": False,
+            "UPDATE": False,
+            "DELETE": False,
+            "TRUNCATE": False,
+        }
+
+
+async def test_readyz_grant_is_lifted_by_a_downgrade_to_nothing(server: str) -> None:
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url)
+        await asyncio.to_thread(migration.downgrade, url)
+        engine = create_engine(url)
+        try:
+            async with engine.connect() as connection:
+                app_role_left = await connection.scalar(
+                    text("SELECT count(*) FROM pg_roles WHERE rolname = 'mneia_app'")
+                )
+                if app_role_left:  # another database on this server still uses the roles
+                    readable = await connection.scalar(
+                        text("SELECT has_table_privilege('mneia_app', 'public.alembic_version', 'SELECT')")
+                    )
+                    assert readable is False
+        finally:
+            await engine.dispose()
+
+
 async def test_readyz_is_503_when_the_database_is_behind(
     http: httpx.AsyncClient, admin_engine: AsyncEngine
 ) -> None:

@@ -10,6 +10,8 @@ GET is a 405 (F16); CORS is off unless origins are configured.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
 import uuid
@@ -22,9 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL as PROTOCOL
 
 from mneia.app import create_app
-from mneia.config import Settings, cors_origins
+from mneia.config import DEFAULT_PERSISTED_QUERY_BYTES, Settings, cors_origins
 from mneia.http.media import GRAPHQL_RESPONSE, negotiated
 from tests.graphql import Api, World
 
@@ -73,6 +76,15 @@ MALFORMED_BODIES = {
 async def test_f9_malformed_body_is_a_json_400(http: httpx.AsyncClient, body: bytes) -> None:
     response = await http.post("/graphql", content=body, headers=JSON_BODY)
     assert response.status_code == 400, response.text
+    assert error_of(response)["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_f9_malformed_body_under_graphql_response_json_is_a_400_of_that_type(
+    http: httpx.AsyncClient,
+) -> None:
+    response = await http.post("/graphql", content=b"null", headers={**JSON_BODY, **STRICT})
+    assert response.status_code == 400
+    assert response.headers["content-type"] == f"{GRAPHQL_RESPONSE}; charset=utf-8"
     assert error_of(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
@@ -316,7 +328,7 @@ async def test_graphiql_is_not_served_to_a_get_carrying_an_operation(http: httpx
 ALLOWED = "https://app.example.com"
 PREFLIGHT = {
     "Access-Control-Request-Method": "POST",
-    "Access-Control-Request-Headers": "authorization, content-type",
+    "Access-Control-Request-Headers": "authorization, content-type, accept, apollographql-client-name",
 }
 
 
@@ -337,8 +349,11 @@ async def test_cors_preflight_with_authorization_passes_for_a_configured_origin(
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == ALLOWED
     allowed_headers = response.headers["access-control-allow-headers"].lower()
-    assert "authorization" in allowed_headers and "content-type" in allowed_headers
+    for header in ("authorization", "content-type", "accept", "apollographql-client-name"):
+        assert header in allowed_headers
     assert "POST" in response.headers["access-control-allow-methods"]
+    assert response.headers["access-control-max-age"] == "600"
+    assert "access-control-allow-credentials" not in response.headers  # no cookies: the token is a header
 
 
 async def test_cors_preflight_from_another_origin_gets_no_allow_origin(cors_http: httpx.AsyncClient) -> None:
@@ -353,6 +368,11 @@ async def test_cors_post_from_a_configured_origin_is_readable_by_the_page(
     response = await cors_http.post("/graphql", json={"query": "{ __typename }"}, headers={"Origin": ALLOWED})
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == ALLOWED
+    unauthenticated = await cors_http.post(
+        "/graphql", json={"query": "{ me { id } }"}, headers={"Origin": ALLOWED}
+    )
+    assert unauthenticated.status_code == 401
+    assert "www-authenticate" in unauthenticated.headers["access-control-expose-headers"].lower()
     other = await cors_http.post(
         "/graphql", json={"query": "{ __typename }"}, headers={"Origin": "https://evil.example"}
     )
@@ -371,6 +391,55 @@ async def test_cors_is_off_by_default(engine: AsyncEngine) -> None:
     assert not any(name.startswith("access-control-") for name in post.headers)
 
 
+async def websocket_handshake(app: Any, origin: str) -> str:
+    """The ASGI message the app answers a browser's websocket handshake with: accept or close."""
+    scope = {
+        "type": "websocket",
+        "asgi": {"version": "3.0"},
+        "scheme": "ws",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"mneia.test"), (b"origin", origin.encode())],
+        "subprotocols": [PROTOCOL],
+        "server": ("mneia.test", 80),
+        "client": ("127.0.0.1", 50000),
+        "state": {},
+    }
+    answered: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    incoming = [{"type": "websocket.connect"}]
+
+    async def receive() -> dict[str, Any]:
+        if incoming:
+            return incoming.pop(0)
+        await answered.join()  # once the handshake is answered, the browser goes away
+        return {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        await answered.put(message)
+
+    running = asyncio.create_task(app(scope, receive, send))
+    try:
+        first = await asyncio.wait_for(answered.get(), timeout=10)
+        answered.task_done()
+        return str(first["type"])
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+
+
+@pytest.mark.parametrize(
+    ("origin", "answer"), [(ALLOWED, "websocket.accept"), ("https://evil.example", "websocket.close")]
+)
+async def test_cors_origins_may_open_the_websocket(engine: AsyncEngine, origin: str, answer: str) -> None:
+    """Strawberry refuses a browser's websocket from an origin not configured; the handshake only."""
+    configured = dataclasses.replace(Settings.from_env(), cors_origins=(ALLOWED,))
+    app = create_app(engine, dispose_engine=False, settings=configured)
+    assert await websocket_handshake(app, origin) == answer
+
+
 def test_cors_origins_setting_is_parsed_and_checked() -> None:
     assert cors_origins(None) == ()
     assert cors_origins("") == ()
@@ -382,3 +451,20 @@ def test_cors_origins_setting_is_parsed_and_checked() -> None:
     for wrong in ("a.example", "https://a.example/path", "ftp://a.example"):
         with pytest.raises(ValueError, match="MNEIA_CORS_ORIGINS"):
             cors_origins(wrong)
+
+
+def test_persisted_query_bytes_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MNEIA_PERSISTED_QUERY_BYTES", raising=False)
+    assert Settings.from_env().persisted_query_bytes == DEFAULT_PERSISTED_QUERY_BYTES == 8 * 1024 * 1024
+    monkeypatch.setenv("MNEIA_PERSISTED_QUERY_BYTES", "65536")
+    assert Settings.from_env().persisted_query_bytes == 65536
+    monkeypatch.setenv("MNEIA_PERSISTED_QUERY_BYTES", "lots")
+    with pytest.raises(ValueError, match="MNEIA_PERSISTED_QUERY_BYTES"):
+        Settings.from_env()
+
+
+def test_cors_origins_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEIA_CORS_ORIGINS", "https://a.example,https://b.example")
+    assert Settings.from_env().cors_origins == ("https://a.example", "https://b.example")
+    monkeypatch.delenv("MNEIA_CORS_ORIGINS")
+    assert Settings.from_env().cors_origins == ()

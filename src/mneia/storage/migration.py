@@ -63,19 +63,23 @@ async def current(connection: AsyncConnection) -> set[str] | None:
 
 # The server's role may read which revision the database is at (its readiness
 # probe), nothing else of alembic's own table. The grant is lifted while the
-# migrations run, so that a downgrade dropping the roles is not held up by it.
+# migrations run and given back only when the database is at a revision, so
+# that a downgrade to nothing can still drop the roles.
 _WHEN_BOTH_EXIST = """
 DO $$
 BEGIN
   IF to_regclass('public.alembic_version') IS NOT NULL
      AND EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'mneia_app') THEN
-    %s;
+    %s
   END IF;
 END
 $$
 """
-_GRANT_REVISION = _WHEN_BOTH_EXIST % "GRANT SELECT ON public.alembic_version TO mneia_app"
-_REVOKE_REVISION = _WHEN_BOTH_EXIST % "REVOKE ALL ON public.alembic_version FROM mneia_app"
+_GRANT_REVISION = _WHEN_BOTH_EXIST % (
+    "IF EXISTS (SELECT FROM public.alembic_version) THEN"
+    " GRANT SELECT ON public.alembic_version TO mneia_app; END IF;"
+)
+_REVOKE_REVISION = _WHEN_BOTH_EXIST % "REVOKE ALL ON public.alembic_version FROM mneia_app;"
 
 
 def revision_readable(connection: Connection, readable: bool) -> None:
