@@ -29,11 +29,13 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL as PROTOCOL
 from mneia.app import create_app
 from mneia.config import DEFAULT_PERSISTED_QUERY_BYTES, Settings, cors_origins
 from mneia.http.media import GRAPHQL_RESPONSE, negotiated
+from mneia.storage.database import create_engine
 from tests.graphql import Api, World
 
 STRICT = {"Accept": GRAPHQL_RESPONSE}
 LEGACY = {"Accept": "application/json"}
 JSON_BODY = {"Content-Type": "application/json"}
+BASE = "http://mneia.test"
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:
@@ -278,6 +280,24 @@ async def test_execution_error_with_data_is_200_under_graphql_response_json(
     body = response.json()
     assert body["data"]["me"] == {"id": world.human.id}
     assert body["errors"][0]["path"] == ["project"]
+
+
+async def test_database_away_is_503_under_graphql_response_json_and_200_under_json() -> None:
+    """A request refused because the database is away is the server's failure, not the request's."""
+    engine = create_engine("postgresql://mneia_app@127.0.0.1:1/mneia")
+    app = create_app(engine, dispose_engine=False)
+    me = {"query": "{ me { id } }"}
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
+            strict = await client.post("/graphql", json=me, headers={**STRICT, **bearer("mneia_any")})
+            legacy = await client.post("/graphql", json=me, headers={**LEGACY, **bearer("mneia_any")})
+    finally:
+        await engine.dispose()
+    assert strict.status_code == 503
+    assert "data" not in strict.json()
+    assert error_of(strict)["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+    assert legacy.status_code == 200
+    assert error_of(legacy)["extensions"]["code"] == "SERVICE_UNAVAILABLE"
 
 
 async def test_get_runs_a_query(http: httpx.AsyncClient, world: World) -> None:
