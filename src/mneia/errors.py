@@ -54,3 +54,14 @@ class BadInput(MneiaError):
 
 class Conflict(MneiaError):
     code = "CONFLICT"
+
+
+class LimitExceeded(MneiaError):
+    """A document over one of the limits every operation must keep, refused before any work."""
+
+    code = "BAD_USER_INPUT"
+
+    def __init__(self, what: str, value: int, limit: str, maximum: int) -> None:
+        super().__init__(
+            f"{what} {value} exceeds the limit {maximum} ({limit})", limit=limit, value=value, maximum=maximum
+        )

@@ -16,20 +16,46 @@ from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+)
 from mneia.errors import BadInput, MneiaError
 from mneia.resolvers.errors import present
 
 
-def _introspection_only(document: object) -> bool:
-    definitions = getattr(document, "definitions", ())
-    for definition in definitions:
-        if not isinstance(definition, OperationDefinitionNode):
-            continue
-        for selection in definition.selection_set.selections:
-            name = getattr(getattr(selection, "name", None), "value", "")
-            if not name.startswith("__"):
-                return False
+def _introspection_only(document: DocumentNode | None) -> bool:
+    """True when every field the operations select at the top, through any fragment, is ``__``-named (F10)."""
+    if document is None:
+        return False
+    fragments = {
+        definition.name.value: definition.selection_set
+        for definition in document.definitions
+        if isinstance(definition, FragmentDefinitionNode)
+    }
+    pending = [
+        definition.selection_set
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode)
+    ]
+    spread: set[str] = set()
+    while pending:
+        for selection in pending.pop().selections:
+            if isinstance(selection, FieldNode):
+                if not selection.name.value.startswith("__"):
+                    return False
+            elif isinstance(selection, InlineFragmentNode):
+                pending.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in spread:
+                spread.add(selection.name.value)
+                if selection.name.value in fragments:
+                    pending.append(fragments[selection.name.value])
     return True
 
 

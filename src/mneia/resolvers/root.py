@@ -6,7 +6,6 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import strawberry
-from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -22,7 +21,9 @@ from mneia.resolvers import subscription as subscription_resolvers
 from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
+from mneia.resolvers.document import DocumentCache, Documents
 from mneia.resolvers.extension import Transaction
+from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, ActorWithToken, Workspace
 from mneia.schema.dispute import Dispute
@@ -97,6 +98,11 @@ class Subscription:
 
 
 class MneiaSchema(strawberry.Schema):
+    def __init__(self, documents: DocumentCache, **options: Any) -> None:
+        super().__init__(**options)
+        self.documents = documents
+        """The valid documents its authenticated callers sent, kept for reuse (resolvers.document)."""
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -104,13 +110,16 @@ class MneiaSchema(strawberry.Schema):
         del errors, execution_context
 
 
-def build_schema() -> strawberry.Schema:
+def build_schema() -> MneiaSchema:
+    documents = DocumentCache(LIMITS.cache_bytes)
     return MneiaSchema(
+        documents,
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
-        # Clients send the same few operations again and again: parse and validate each once.
-        extensions=[lambda: ParserCache(maxsize=512), lambda: ValidationCache(maxsize=512), Transaction],
+        # Transaction first: it presents every error, so its on_operation must close last;
+        # Documents' on_execute then runs inside the transaction, once the caller authenticated.
+        extensions=[Transaction, lambda: Documents(documents)],
         config=StrawberryConfig(scalar_map=SCALARS),
     )
 
