@@ -37,6 +37,7 @@ from graphql import (
     SelectionSetNode,
 )
 from mneia.errors import LimitExceeded, Unauthenticated
+from mneia.resolvers.context import Context
 from mneia.resolvers.cost import measure
 from mneia.resolvers.limit import LIMITS, Limits, oversized, refusals, too_many_tokens
 
@@ -110,12 +111,12 @@ def _stand_in(operation_name: str | None) -> DocumentNode:
     return DocumentNode(definitions=(operation,))
 
 
-def _authenticated(context: object) -> bool:
+def _authenticated(context: Context) -> bool:
+    """Whether this request's token authenticated (``Context.actor`` raises when none did)."""
     try:
-        getattr(context, "actor")  # noqa: B009 - the property raises Unauthenticated when no token authenticated
+        return context.actor is not None
     except Unauthenticated:
         return False
-    return True
 
 
 class Documents(SchemaExtension):
@@ -153,28 +154,20 @@ class Documents(SchemaExtension):
 
     def on_validate(self) -> Iterator[None]:
         execution = self.execution_context
-        document = execution.graphql_document
-        if self.failure is not None or document is None:
-            execution.pre_execution_errors = [self.failure] if self.failure else []
-            yield
-            return
-        # A document from the cache passed validation when it was put there.
-        errors = (
-            validate_document(execution.schema._schema, document, execution.validation_rules)
-            if self.parsed is not None
-            else []
-        )
-        if not errors:
-            size = measure(
-                execution.schema._schema,
-                document,
-                execution.operation_name,
-                execution.variables,
-                self.limits.list_size,
-            )
-            errors = [_refused(refusal) for refusal in refusals(size, self.limits)]
-        execution.pre_execution_errors = errors
+        execution.pre_execution_errors = [self.failure] if self.failure else self._check()
         yield
+
+    def _check(self) -> list[GraphQLError]:
+        """Validation (a document from the cache passed it already), then the limits for these variables."""
+        execution = self.execution_context
+        schema, document = execution.schema._schema, execution.graphql_document
+        assert document is not None, "on_parse sets a document"
+        if self.parsed is not None:
+            errors = validate_document(schema, document, execution.validation_rules)
+            if errors:
+                return errors
+        size = measure(schema, document, execution.operation_name, execution.variables, self.limits.list_size)
+        return [_refused(refusal) for refusal in refusals(size, self.limits)]
 
     def on_execute(self) -> Iterator[None]:
         """Listed after ``Transaction``, so this runs inside its transaction, once it authenticated or not."""

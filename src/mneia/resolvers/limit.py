@@ -19,7 +19,7 @@ from mneia.resolvers.cost import Measure
 class Limits:
     max_document_bytes: int = 65_536
     """The query text, in UTF-8 bytes: checked before parsing."""
-    max_tokens: int = 5_000
+    max_tokens: int = 2_000
     """Lexical tokens, comments included: the parser stops at the first token over."""
     max_depth: int = 10
     """Nested selection sets below the root field (``{ me { id } }`` is 1); introspection excluded."""
