@@ -25,8 +25,8 @@ exist, its fragments are known and spread no cycle.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from graphql.execution.values import VariableValues
 
@@ -42,8 +42,10 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
+    OperationDefinitionNode,
     SelectionSetNode,
     Undefined,
+    VariableNode,
     get_named_type,
     get_nullable_type,
     get_operation_ast,
@@ -54,8 +56,7 @@ from graphql import (
 PAGE_ARGUMENT = "first"
 
 
-@dataclass(frozen=True)
-class Measure:
+class Measure(NamedTuple):
     depth: int = 0
     aliases: int = 0
     cost: int = 0
@@ -77,14 +78,12 @@ def measure(
     root = schema.get_root_type(operation.operation) if operation else None
     if operation is None or root is None:
         return Measure()
-    coerced = get_variable_values(schema, operation.variable_definitions or (), dict(variables or {}))
     fragments = {
         definition.name.value: definition
         for definition in document.definitions
         if isinstance(definition, FragmentDefinitionNode)
     }
-    # Variables that do not coerce stop the operation before it runs: any estimate will do.
-    walk = _Walk(schema, fragments, coerced.coerced if isinstance(coerced, VariableValues) else {}, list_size)
+    walk = _Walk(schema, fragments, operation, dict(variables or {}), list_size)
     return walk.selections(operation.selection_set, root, None)
 
 
@@ -93,14 +92,23 @@ class _Walk:
         self,
         schema: GraphQLSchema,
         fragments: dict[str, FragmentDefinitionNode],
-        variables: dict[str, Any],
+        operation: OperationDefinitionNode,
+        inputs: dict[str, Any],
         list_size: int,
     ) -> None:
         self.schema = schema
         self.fragments = fragments
-        self.variables = variables
+        self.operation = operation
+        self.inputs = inputs
         self.list_size = list_size
         self.measured: dict[tuple[str, int | None], Measure] = {}
+
+    @cached_property
+    def variables(self) -> dict[str, Any]:
+        """The variables as execution will coerce them: only a page size given by a variable needs them."""
+        coerced = get_variable_values(self.schema, self.operation.variable_definitions or (), self.inputs)
+        # Variables that do not coerce stop the operation before it runs: any estimate will do.
+        return coerced.coerced if isinstance(coerced, VariableValues) else {}
 
     def selections(
         self, selection_set: SelectionSetNode, parent: GraphQLNamedType, page: int | None
@@ -148,7 +156,8 @@ class _Walk:
         if argument is None:
             return None
         given = next((a.value for a in node.arguments or () if a.name.value == PAGE_ARGUMENT), None)
-        value = value_from_ast(given, argument.type, self.variables) if given is not None else Undefined
+        variables = self.variables if isinstance(given, VariableNode) else None
+        value = value_from_ast(given, argument.type, variables) if given is not None else Undefined
         if value is Undefined or value is None:
             value = argument.default_value
         return max(value, 0) if isinstance(value, int) else self.list_size
