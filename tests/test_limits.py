@@ -186,11 +186,12 @@ async def test_fragments_spread_twice_are_measured_once(api: Api, engine: AsyncE
 
 
 async def test_page_size_from_a_variable_weighs_the_page(api: Api, world: World) -> None:
-    """``first`` from a variable sets the weight: 50 items pass, 60 aliases of 500 do not (F3 above)."""
+    """``first`` from a variable sets the page's weight; a single page of 500 is still an ordinary query."""
     page = "query($p: ID!, $n: Int) { items(projectId: $p, first: $n) { nodes { id statement rendered } } }"
-    small = measure(build_schema()._schema, parse(page), None, {"p": "x", "n": 50}, LIMITS.list_size)
-    large = measure(build_schema()._schema, parse(page), None, {"p": "x", "n": 500}, LIMITS.list_size)
-    default = measure(build_schema()._schema, parse(page), None, {"p": "x"}, LIMITS.list_size)
+    schema, document = build_schema()._schema, parse(page)
+    small = measure(schema, document, None, {"p": "x", "n": 50}, LIMITS.list_size)
+    large = measure(schema, document, None, {"p": "x", "n": 500}, LIMITS.list_size)
+    default = measure(schema, document, None, {"p": "x"}, LIMITS.list_size)
     assert large.cost > 9 * small.cost
     assert default == small  # the schema's default page size, 50
     await api.run(world.agent.token, page, p=world.project_id, n=500)
