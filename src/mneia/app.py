@@ -68,11 +68,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
         return graphiql.page(request)
 
     def authenticated(self, context: Context) -> bool:
-        try:
-            context.actor  # noqa: B018 - raises Unauthenticated unless a token was accepted
-        except Unauthenticated:
-            return False
-        return True
+        return context.accepted
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:  # type: ignore[override]
         """Refuse a websocket whose token (header or connection_init payload) is missing or unknown."""

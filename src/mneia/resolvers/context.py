@@ -109,6 +109,11 @@ class Context:
             raise Unauthenticated("a bearer token is required")
         return self._actor
 
+    @property
+    def accepted(self) -> bool:
+        """Whether a token was accepted here: only then may what the request sent be kept for others."""
+        return self._actor is not None
+
     @asynccontextmanager
     async def authenticated(self) -> AsyncIterator[Tx]:
         """The one way a request gets its transaction: the context's lock, a transaction, the token.

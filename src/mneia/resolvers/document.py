@@ -36,7 +36,7 @@ from graphql import (
     OperationType,
     SelectionSetNode,
 )
-from mneia.errors import LimitExceeded, Unauthenticated
+from mneia.errors import LimitExceeded
 from mneia.resolvers.context import Context
 from mneia.resolvers.cost import measure
 from mneia.resolvers.limit import LIMITS, Limits, oversized, refusals, too_many_tokens
@@ -111,14 +111,6 @@ def _stand_in(operation_name: str | None) -> DocumentNode:
     return DocumentNode(definitions=(operation,))
 
 
-def _authenticated(context: Context) -> bool:
-    """Whether this request's token authenticated (``Context.actor`` raises when none did)."""
-    try:
-        return context.actor is not None
-    except Unauthenticated:
-        return False
-
-
 class Documents(SchemaExtension):
     """Parse (or reuse), validate and measure each operation's document. One instance per operation."""
 
@@ -171,6 +163,7 @@ class Documents(SchemaExtension):
 
     def on_execute(self) -> Iterator[None]:
         """Listed after ``Transaction``, so this runs inside its transaction, once it authenticated or not."""
-        if self.parsed is not None and _authenticated(self.execution_context.context):
+        context: Context = self.execution_context.context
+        if self.parsed is not None and context.accepted:
             self.cache.put(self.execution_context.query or "", *self.parsed)
         yield
