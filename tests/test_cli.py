@@ -13,16 +13,12 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -34,26 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.config import APP_ROLE, async_url
 from tests.database import fresh_name, with_database
 from tests.graphql import Api, World
+from tests.live import CLI, UNREACHABLE, cli_env, serving
 from tests.support import rows
 
-CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 REPO = Path(__file__).resolve().parents[1]
-# The subprocess must see only the database this test chooses.
-SCRUBBED = (
-    "DATABASE_URL",
-    "MNEIA_TEST_DATABASE_URL",
-    "MNEIA_APP_DATABASE_URL",
-    "MNEIA_APP_PASSWORD",
-    "MNEIA_DATA_DIR",
-)
-UNREACHABLE = "postgresql://postgres@127.0.0.1:1/nope"
-
-
-def cli_env(scratch: Path, **extra: str) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in SCRUBBED}
-    env["MNEIA_DATA_DIR"] = str(scratch / "never-used")  # never the user's own data dir
-    env.update(extra)
-    return env
 
 
 def mneia(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -67,45 +47,6 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("mneia: "), lines[0]
     return lines[0]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def serving(
-    args: list[str], env: dict[str, str], logs: Path
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``mneia serve`` on a free port, yielded once /healthz answers; SIGTERMed on leaving."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with (logs / "serve.out").open("wb") as out, (logs / "serve.err").open("wb") as err:
-        process = subprocess.Popen(
-            [*CLI, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=err
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                assert process.poll() is None, (logs / "serve.err").read_text()
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "no answer on /healthz within 30 s"
-                time.sleep(0.2)
-            yield process, base
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 
 from mneia.graphiql import ASSETS, STATIC
 from tests.graphql import World
-from tests.test_cli import cli_env, serving
+from tests.live import cli_env, serving
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page, Route

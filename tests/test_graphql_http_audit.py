@@ -1,7 +1,7 @@
 """graphql-http's GraphQL-over-HTTP audit against the real server: 0 errors, 0 warnings.
 
 ``mneia serve`` runs on a free port over the tests' database; the audit
-(``graphql-http``'s ``auditServer``, pinned in tests/audit/package-lock.json)
+(``graphql-http``'s ``auditServer``, pinned in tests/clients/package-lock.json)
 runs from Node and prints every audit's status. Its requests carry no token:
 every one is introspection (``{ __typename }``, ``__type(name:)``), which runs
 without a token, or is refused before execution (parse, validation, 405).
@@ -11,28 +11,17 @@ Skipped when node or npm is missing; ``npm ci`` installs the audit on first use.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.test_cli import cli_env, serving
-
-AUDIT = Path(__file__).resolve().parent / "audit"
+from tests.live import CLIENTS, cli_env, node_clients, serving
 
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("graphql-http's audit needs node and npm (Debian: apt-get install nodejs npm)")
-    if not (AUDIT / "node_modules" / "graphql-http").is_dir():
-        installed = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=AUDIT, capture_output=True, text=True, timeout=300
-        )
-        assert installed.returncode == 0, f"npm ci in {AUDIT} failed:\n{installed.stderr}"
-    return node
+    return node_clients()
 
 
 def test_f16_graphql_http_audit_reports_no_error_and_no_warning(
@@ -40,7 +29,7 @@ def test_f16_graphql_http_audit_reports_no_error_and_no_warning(
 ) -> None:
     with serving([], cli_env(tmp_path, DATABASE_URL=admin_url), tmp_path) as (_, base):
         audit = subprocess.run(
-            [node, str(AUDIT / "graphql-http-audit.mjs"), f"{base}/graphql"],
+            [node, str(CLIENTS / "graphql-http-audit.mjs"), f"{base}/graphql"],
             capture_output=True,
             text=True,
             timeout=120,

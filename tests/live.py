@@ -1,0 +1,91 @@
+"""A real server for the tests that need one: ``mneia serve`` as a subprocess, and the
+real GraphQL clients of other ecosystems (Node: graphql-http's audit, Apollo Client,
+graphql-ws), installed from tests/clients/package-lock.json.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
+CLIENTS = Path(__file__).resolve().parent / "clients"
+# The subprocess must see only the database this test chooses.
+SCRUBBED = (
+    "DATABASE_URL",
+    "MNEIA_TEST_DATABASE_URL",
+    "MNEIA_APP_DATABASE_URL",
+    "MNEIA_APP_PASSWORD",
+    "MNEIA_DATA_DIR",
+)
+UNREACHABLE = "postgresql://postgres@127.0.0.1:1/nope"
+
+
+def cli_env(scratch: Path, **extra: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in SCRUBBED}
+    env["MNEIA_DATA_DIR"] = str(scratch / "never-used")  # never the user's own data dir
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serving(
+    args: list[str], env: dict[str, str], logs: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``mneia serve`` on a free port, yielded once /healthz answers; SIGTERMed on leaving."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (logs / "serve.out").open("wb") as out, (logs / "serve.err").open("wb") as err:
+        process = subprocess.Popen(
+            [*CLI, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=err
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert process.poll() is None, (logs / "serve.err").read_text()
+                try:
+                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "no answer on /healthz within 30 s"
+                time.sleep(0.2)
+            yield process, base
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def node_clients() -> str:
+    """The node executable, with tests/clients installed; skips the test when node or npm is missing."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("the Node clients need node and npm (Debian: apt-get install nodejs npm)")
+    if not (CLIENTS / "node_modules" / ".package-lock.json").is_file():
+        installed = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENTS, capture_output=True, text=True, timeout=300
+        )
+        assert installed.returncode == 0, f"npm ci in {CLIENTS} failed:\n{installed.stderr}"
+    return node
