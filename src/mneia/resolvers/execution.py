@@ -1,0 +1,110 @@
+"""The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9).
+
+graphql-core reserves the String and ID scalars, so their parsing cannot be
+replaced. Instead every string a request carries into an argument — in its
+variables or as a literal in the document — must pass
+``inputs.text_problem`` before the executor is built: a NUL, a lone
+surrogate or an overlong string is refused as BAD_USER_INPUT naming the
+argument path (``input.statement``), whatever its type and whichever
+resolver would have received it, so none can forget the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from graphql import (
+    ArgumentNode,
+    DocumentNode,
+    GraphQLError,
+    Node,
+    ObjectFieldNode,
+    StringValueNode,
+    VariableDefinitionNode,
+    VariableNode,
+    Visitor,
+    visit,
+)
+from mneia.errors import BadInput
+from mneia.resolvers.inputs import text_problem
+
+
+class _Strings(Visitor):
+    """Walks a document: its string literals with their paths, and the argument each variable fills.
+
+    A literal in a variable's default value is named by the variable (``$note``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+        self.literals: list[tuple[StringValueNode, str]] = []
+        self.usages: dict[str, str] = {}
+
+    def enter(self, node: Node, *_: object) -> None:
+        if isinstance(node, (ArgumentNode, ObjectFieldNode)):
+            self.names.append(node.name.value)
+        elif isinstance(node, VariableDefinitionNode):
+            self.names.append(f"${node.variable.name.value}")
+        elif isinstance(node, StringValueNode):
+            self.literals.append((node, ".".join(self.names)))
+        elif isinstance(node, VariableNode) and self.names and not self.names[0].startswith("$"):
+            self.usages.setdefault(node.name.value, ".".join(self.names))
+
+    def leave(self, node: Node, *_: object) -> None:
+        if isinstance(node, (ArgumentNode, ObjectFieldNode, VariableDefinitionNode)):
+            self.names.pop()
+
+
+def _strings(value: object, path: str) -> Iterator[tuple[str, str]]:
+    """Every string inside a JSON value with its path; iterative, so any depth is safe."""
+    pending: list[tuple[object, str]] = [(value, path)]
+    while pending:
+        current, where = pending.pop()
+        if isinstance(current, str):
+            yield current, where
+        elif isinstance(current, dict):
+            pending.extend((inner, f"{where}.{key}") for key, inner in current.items())
+        elif isinstance(current, list):
+            pending.extend((inner, f"{where}[{index}]") for index, inner in enumerate(current))
+
+
+def refused_text(document: DocumentNode, variables: dict[str, Any] | None) -> GraphQLError | None:
+    """The first string the request must not carry into an argument, as an input error."""
+    found = _Strings()
+    visit(document, found)
+    for node, where in found.literals:
+        problem = text_problem(node.value)
+        if problem:
+            return GraphQLError(problem, nodes=[node], original_error=BadInput(where or "string", problem))
+    for name, where in found.usages.items():
+        if variables is None or name not in variables:
+            continue
+        for text, path in _strings(variables[name], where):
+            problem = text_problem(text)
+            if problem:
+                return GraphQLError(problem, original_error=BadInput(path, problem))
+    return None
+
+
+class Execution(StrawberryGraphQLCoreExecutionContext):
+    @classmethod
+    def build(
+        cls,
+        schema: Any,
+        document: DocumentNode,
+        root_value: Any = None,
+        context_value: Any = None,
+        raw_variable_values: dict[str, Any] | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        refused = refused_text(document, raw_variable_values)
+        if refused is not None:
+            return [refused]
+        return super().build(
+            schema, document, root_value, context_value, raw_variable_values, *args, **kwargs
+        )
