@@ -8,6 +8,7 @@ the whole application so that preflights never reach a route.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -54,6 +55,13 @@ class MneiaGraphQL(GraphQLOverHTTP):
         )
         self.engine = engine
         self.hub = hub
+
+    def decode_json(self, data: str | bytes) -> object:
+        """JSON nested past the recursion limit, or a number past int's digit limit, is a 400 (F9)."""
+        try:
+            return super().decode_json(data)
+        except (RecursionError, ValueError) as error:
+            raise json.JSONDecodeError(f"cannot decode: {error}", "", 0) from None
 
     async def get_context(self, request: Request, response: Response | None = None) -> Context:  # type: ignore[override]
         return Context(
