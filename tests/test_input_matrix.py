@@ -17,6 +17,10 @@ same afterwards. Bodies nested past the JSON decoder's recursion limit are a
 400. Subscriptions are left out: over HTTP they are refused before
 execution, and over a websocket they run through the same executor
 (resolvers.execution).
+
+Schemathesis (its GraphQL support, over hypothesis-graphql) adds whole
+documents drawn from the schema, valid and invalid, with the same bad
+scalars: none may get a 5xx or INTERNAL_SERVER_ERROR.
 """
 
 from __future__ import annotations
@@ -30,8 +34,13 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.generation.modes import GenerationMode
+from schemathesis.graphql import nodes
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from graphql import (
     GraphQLEnumType,
@@ -44,6 +53,8 @@ from graphql import (
     is_required_argument,
     is_required_input_field,
 )
+from mneia.app import create_app
+from mneia.config import app_url, async_url
 from mneia.resolvers.inputs import TEXT_LIMIT
 from mneia.resolvers.root import build_schema
 from mneia.schema.scalars import MAX_DURATION
@@ -482,3 +493,48 @@ def test_overflowing_datetimes_really_overflow() -> None:
             datetime.fromisoformat(text).astimezone(UTC)
 
     check()
+
+
+# --- schemathesis ---------------------------------------------------------------------------------
+
+
+def _literal_strings(bad: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    """Mostly ordinary text, often text the edge refuses; as GraphQL literal nodes."""
+    return st.one_of(st.text(max_size=30), bad).map(nodes.String)
+
+
+def test_f9_schemathesis_documents_never_get_a_server_error(admin_url: str, world: World) -> None:
+    """Schemathesis draws whole documents per root field, valid and invalid (its negative mode), with
+    the bad scalars above mixed in: every answer is a 2xx or 4xx without INTERNAL_SERVER_ERROR.
+
+    Schemathesis calls the ASGI app through its own event loop, so the app gets its own engine,
+    without a pool (no connection outlives the loop that opened it).
+    """
+    text_in_a_literal = st.one_of(_with_bad_char(st.just("\x00")), st.just("x" * (TEXT_LIMIT + 1)))
+    schemathesis.graphql.scalar("String", _literal_strings(text_in_a_literal))
+    schemathesis.graphql.scalar("ID", _literal_strings(text_in_a_literal))
+    schemathesis.graphql.scalar(
+        "DateTime", st.one_of(st.just(VALID_SCALARS["DateTime"]), OVERFLOWING_DATETIME).map(nodes.String)
+    )
+    schemathesis.graphql.scalar(
+        "Duration", st.one_of(st.just(VALID_SCALARS["Duration"]), LONG_DURATION).map(nodes.String)
+    )
+    engine = create_async_engine(async_url(app_url(admin_url)), poolclass=NullPool)
+    schema = schemathesis.graphql.from_asgi("/graphql", create_app(engine, dispose_engine=False))
+    headers = {"Authorization": f"Bearer {world.human.token}"}
+    answers: list[int] = []
+
+    def check(case: Any) -> None:
+        response = case.call(headers=headers)
+        answers.append(response.status_code)
+        assert response.status_code < 500, (case.body, response.text)
+        for error in response.json().get("errors") or []:
+            assert error.get("extensions", {}).get("code") != "INTERNAL_SERVER_ERROR", (case.body, error)
+
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        for found in schema.get_all_operations():
+            strategy = found.ok().as_strategy(generation_mode=mode)
+            settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))(
+                given(case=strategy)(check)
+            )()
+    assert len(answers) > 150
