@@ -11,7 +11,9 @@ resolver would have received it, so none can forget the check.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -59,34 +61,70 @@ class _Strings(Visitor):
             self.names.pop()
 
 
-def _strings(value: object, path: str) -> Iterator[tuple[str, str]]:
-    """Every string inside a JSON value with its path; iterative, so any depth is safe."""
-    pending: list[tuple[object, str]] = [(value, path)]
-    while pending:
-        current, where = pending.pop()
-        if isinstance(current, str):
-            yield current, where
-        elif isinstance(current, dict):
-            pending.extend((inner, f"{where}.{key}") for key, inner in current.items())
-        elif isinstance(current, list):
-            pending.extend((inner, f"{where}[{index}]") for index, inner in enumerate(current))
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What a document alone says: its first refused literal, and the argument each variable fills."""
+
+    refused: GraphQLError | None
+    usages: dict[str, str]
 
 
-def refused_text(document: DocumentNode, variables: dict[str, Any] | None) -> GraphQLError | None:
-    """The first string the request must not carry into an argument, as an input error."""
+def _read(document: DocumentNode) -> _Reading:
     found = _Strings()
     visit(document, found)
     for node, where in found.literals:
         problem = text_problem(node.value)
         if problem:
-            return GraphQLError(problem, nodes=[node], original_error=BadInput(where or "string", problem))
-    for name, where in found.usages.items():
-        if variables is None or name not in variables:
+            error = GraphQLError(problem, nodes=[node], original_error=BadInput(where or "string", problem))
+            return _Reading(error, found.usages)
+    return _Reading(None, found.usages)
+
+
+# Clients send the same documents again and again, and the parser cache hands back the same
+# DocumentNode for the same text: read each once. Entries live exactly as long as their document
+# (a weak reference removes its entry), so this holds no document the parser cache has let go.
+_READINGS: dict[int, tuple[weakref.ref[DocumentNode], _Reading]] = {}
+
+
+def _reading(document: DocumentNode) -> _Reading:
+    key = id(document)
+    cached = _READINGS.get(key)
+    if cached is not None and cached[0]() is document:
+        return cached[1]
+    reading = _read(document)
+    _READINGS[key] = (weakref.ref(document, lambda _: _READINGS.pop(key, None)), reading)
+    return reading
+
+
+def _strings(value: object, name: str) -> Iterator[tuple[str, tuple[object, ...]]]:
+    """Every string inside a variable's JSON value, with its path; iterative, so any depth is safe."""
+    pending: list[tuple[object, tuple[object, ...]]] = [(value, ())]
+    while pending:
+        current, path = pending.pop()
+        if isinstance(current, str):
+            yield current, path
+        elif isinstance(current, dict):
+            pending.extend((inner, (*path, key)) for key, inner in current.items())
+        elif isinstance(current, list):
+            pending.extend((inner, (*path, index)) for index, inner in enumerate(current))
+
+
+def _joined(where: str, path: tuple[object, ...]) -> str:
+    return where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
+
+
+def refused_text(document: DocumentNode, variables: dict[str, Any] | None) -> GraphQLError | None:
+    """The first string the request must not carry into an argument, as an input error."""
+    reading = _reading(document)
+    if reading.refused is not None or not variables:
+        return reading.refused
+    for name, where in reading.usages.items():
+        if name not in variables:
             continue
-        for text, path in _strings(variables[name], where):
+        for text, path in _strings(variables[name], name):
             problem = text_problem(text)
             if problem:
-                return GraphQLError(problem, original_error=BadInput(path, problem))
+                return GraphQLError(problem, original_error=BadInput(_joined(where, path), problem))
     return None
 
 
