@@ -26,8 +26,10 @@ from strawberry.types.unset import UNSET, UnsetType
 from mneia import graphiql
 from mneia.config import Settings
 from mneia.errors import Unauthenticated
+from mneia.http.body import decoded
 from mneia.http.persisted import PersistedQueries
 from mneia.http.probe import Probes
+from mneia.http.refusal import Refusal
 from mneia.http.view import GraphQLOverHTTP
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
@@ -57,11 +59,12 @@ class MneiaGraphQL(GraphQLOverHTTP):
         self.hub = hub
 
     def decode_json(self, data: str | bytes) -> object:
-        """JSON nested past the recursion limit, or a number past int's digit limit, is a 400 (F9)."""
+        """A websocket message is JSON under a body's rules (mneia.http.body), so one nested 1,000
+        deep is refused as malformed, not a crash of the connection (F9)."""
         try:
-            return super().decode_json(data)
-        except (RecursionError, ValueError) as error:
-            raise json.JSONDecodeError(f"cannot decode: {error}", "", 0) from None
+            return decoded(data, "the message")
+        except Refusal as refusal:
+            raise json.JSONDecodeError(refusal.message, "", 0) from None
 
     async def get_context(self, request: Request, response: Response | None = None) -> Context:  # type: ignore[override]
         return Context(
