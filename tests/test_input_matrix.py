@@ -9,12 +9,13 @@ later is covered without touching this file. A new scalar type fails
 For each position the request carries type-valid values everywhere else
 and one bad value there: text PostgreSQL cannot hold (NUL, lone surrogate,
 overlong), DateTimes that overflow in UTC, Durations past 100 years, numbers
-past their type (NaN, ±Infinity, past 32 bits), wrong JSON types, nulls
-where the type forbids them, and nesting hundreds deep. Each must answer
-HTTP 200 with data null and only BAD_USER_INPUT errors, refused before any
-resolver ran (no error has a ``path``), and the whole database must be the
-same afterwards. Bodies nested past the JSON decoder's recursion limit are a
-400. Subscriptions are left out: over HTTP they are refused before
+past their type (past 32 bits, NaN, ±Infinity), wrong JSON types, nulls
+where the type forbids them, and deep nesting. Each must answer HTTP 200
+with data null and only BAD_USER_INPUT errors, refused before any resolver
+ran (no error has a ``path``), or, for what a JSON body may not carry at all
+(NaN, Infinity, nesting past ``mneia.http.body.MAX_DEPTH``, F9's 1,000
+levels), a 400 with a JSON error; and the whole database must be the same
+afterwards. Subscriptions are left out: over HTTP they are refused before
 execution, and over a websocket they run through the same executor
 (resolvers.execution).
 
@@ -41,6 +42,7 @@ from schemathesis.generation.modes import GenerationMode
 from schemathesis.graphql import nodes
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
+from starlette.websockets import WebSocketDisconnect
 
 from graphql import (
     GraphQLEnumType,
@@ -179,10 +181,11 @@ ENUM_BAD: dict[str, Any] = {"unknown": "NOPE", "nul": "ACTIVE\x00", "number": 1}
 OBJECT_BAD: dict[str, Any] = {
     "string": "x",
     "number": 5,
-    "deep-object": nested(300, as_object=True),
+    "deep-object": nested(50, as_object=True),
     "unknown-field": {"noSuchField\x00": 1},
 }
-ANY_BAD: dict[str, Any] = {"deep-list": nested(300), "deep-object-in-leaf": nested(300, as_object=True)}
+# Deep, yet within what a body may nest (mneia.http.body.MAX_DEPTH): GraphQL's coercion refuses them.
+ANY_BAD: dict[str, Any] = {"deep-list": nested(50), "deep-object-in-leaf": nested(50, as_object=True)}
 
 
 def bad_values(position: Position) -> dict[str, Any]:
@@ -256,7 +259,14 @@ async def send(api: Api, token: str, payload: bytes) -> tuple[int, Any]:
 
 
 def refusal_problem(status: int, answer: Any) -> str | None:
-    """What is wrong with the answer to a bad input, or None when it is a clean refusal."""
+    """What is wrong with the answer to a bad input, or None when it is a clean refusal.
+
+    A clean refusal is BAD_USER_INPUT before any resolver ran, or a body refused as a whole
+    (NaN, Infinity, nesting past ``mneia.http.body.MAX_DEPTH``) with a 400 and a JSON error.
+    """
+    if status == 400 and isinstance(answer, dict):
+        codes = {error.get("extensions", {}).get("code") for error in answer.get("errors") or [{}]}
+        return None if codes <= {"BAD_REQUEST", "BAD_USER_INPUT"} else f"HTTP 400 with codes {codes}"
     if status != 200:
         return f"HTTP {status}"
     errors = answer.get("errors") or []
@@ -363,7 +373,7 @@ async def test_f9_every_text_position_refuses_bad_literals(api: Api, world: Worl
 
 @pytest.mark.parametrize("shape", ["list", "object"])
 async def test_f9_variables_nested_1000_deep_are_a_400(api: Api, world: World, shape: str) -> None:
-    """Past the JSON decoder's recursion limit the body is malformed JSON: 400, not a 500."""
+    """F9's variables nested 1,000 deep, past the JSON decoder's recursion limit: a 400, not a 500."""
     # json.dumps would hit the same limit: the nesting is written out by hand.
     opening, closing = ('{"a":', "}") if shape == "object" else ("[", "]")
     text = opening * 1000 + '"x"' + closing * 1000
@@ -373,6 +383,23 @@ async def test_f9_variables_nested_1000_deep_are_a_400(api: Api, world: World, s
     status, _ = await send(api, world.human.token, payload)
     assert status == 400
     assert await database_state(api.admin_engine) == before
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_f9_a_websocket_message_nested_1000_deep_closes_as_invalid_json(admin_url: str) -> None:
+    """Over graphql-transport-ws the same message is refused as malformed JSON (close 4400), under the
+    body's rules, instead of crashing the connection's handler."""
+    from starlette.testclient import TestClient  # imported here: its import warns about httpx
+
+    engine = create_async_engine(async_url(app_url(admin_url)), poolclass=NullPool)
+    with (
+        TestClient(create_app(engine, dispose_engine=False)) as client,
+        client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as ws,
+    ):
+        ws.send_text('{"type": "connection_init", "payload": ' + "[" * 1000 + "]" * 1000 + "}")
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+    assert closed.value.code == 4400
 
 
 async def test_f9_numbers_past_the_decoders_digit_limit_are_a_400(api: Api, world: World) -> None:
@@ -437,8 +464,8 @@ NOT_AN_INT = st.one_of(
 # Finite floats out of a field's range reach its resolver (test_bad_input covers confidence's check).
 NOT_A_FLOAT = st.sampled_from([math.nan, math.inf, -math.inf])
 WRONG_SHAPE = st.one_of(
-    st.integers(100, 600).map(nested),
-    st.integers(100, 600).map(lambda depth: nested(depth, as_object=True)),
+    st.integers(2, 600).map(nested),
+    st.integers(2, 600).map(lambda depth: nested(depth, as_object=True)),
     st.dictionaries(st.text(max_size=5), st.integers(), min_size=1, max_size=3),
 )
 
