@@ -80,9 +80,9 @@ def _read(document: DocumentNode) -> _Reading:
     return _Reading(None, found.usages)
 
 
-# Clients send the same documents again and again, and the parser cache hands back the same
-# DocumentNode for the same text: read each once. Entries live exactly as long as their document
-# (a weak reference removes its entry), so this holds no document the parser cache has let go.
+# Clients send the same documents again and again, and the document cache (resolvers.document)
+# hands back the same DocumentNode for the same text: read each once. Entries live exactly as long
+# as their document (a weak reference removes its entry), so this keeps no document alive.
 _READINGS: dict[int, tuple[weakref.ref[DocumentNode], _Reading]] = {}
 
 
