@@ -291,12 +291,14 @@ def every_field(type_name: str, depth: int = 2) -> str:
     return " ".join(parts)
 
 
+# Within the document limits (resolvers.limit): every field of Item once, the rest what can fail.
+MOMENTS = "id stale rendered decayAfter assertedAt validFrom validTo lastVerifiedAt"
 READ_EVERYTHING = f"""query($p: ID!, $i: ID!, $t: DateTime!) {{
-  items(projectId: $p, first: 500) {{ totalCount nodes {{ {every_field("Item")} }} }}
-  asOf: items(projectId: $p, asOf: $t) {{ nodes {{ id stale rendered lastVerifiedAt }} }}
-  validAt: items(projectId: $p, validAt: $t) {{ nodes {{ id stale rendered }} }}
-  item(id: $i) {{ {every_field("Item")} }}
-  itemThen: item(id: $i, asOf: $t) {{ id stale rendered }} }}"""
+  items(projectId: $p, first: 10) {{ totalCount nodes {{ {every_field("Item", depth=1)} }} }}
+  asOf: items(projectId: $p, asOf: $t, first: 10) {{ nodes {{ {MOMENTS} }} }}
+  validAt: items(projectId: $p, validAt: $t, first: 10) {{ nodes {{ {MOMENTS} }} }}
+  item(id: $i) {{ {MOMENTS} confirmation {{ at }} provenance {{ assertedAt }} }}
+  itemThen: item(id: $i, asOf: $t) {{ {MOMENTS} }} }}"""
 
 
 async def admin_write(api: Api, sql: str, **params: Any) -> None:
