@@ -165,6 +165,21 @@ async def test_f9_nul_in_a_variable_inside_a_literal_object_names_the_path(api: 
     )
 
 
+async def test_f9_introspection_arguments_reach_no_database_and_are_left_to_graphql(
+    api: Api, world: World
+) -> None:
+    """``__type(name:)`` stores nothing: a long or NUL-bearing name is an ordinary miss, while the same
+    text in one of the schema's own arguments, in the same document, is still refused."""
+    for name in ("x" * 30_000, "a\x00b"):
+        body = await api.post(
+            world.agent.token, "query($n: String!) { __type(name: $n) { name } }", {"n": name}
+        )
+        assert body == {"data": {"__type": None}}, body
+    query = 'query($n: String!) { __type(name: $n) { name } item(id: "a\\u0000") { id } }'
+    error = await api.fail(world.agent.token, query, n="a\x00b")
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_USER_INPUT", "id")
+
+
 ITEMS = """query($p: ID!, $first: Int, $after: String) {
   items(projectId: $p, first: $first, after: $after) { totalCount } }"""
 

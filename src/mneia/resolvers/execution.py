@@ -7,6 +7,8 @@ variables or as a literal in the document — must pass
 surrogate or an overlong string is refused as BAD_USER_INPUT naming the
 argument path (``input.statement``), whatever its type and whichever
 resolver would have received it, so none can forget the check.
+Introspection's arguments (``__type(name:)``) reach no database and are
+left to GraphQL.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import Any
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from graphql import (
+    SKIP,
     ArgumentNode,
     DocumentNode,
+    FieldNode,
     GraphQLError,
     Node,
     ObjectFieldNode,
@@ -46,7 +50,9 @@ class _Strings(Visitor):
         self.literals: list[tuple[StringValueNode, str]] = []
         self.usages: dict[str, str] = {}
 
-    def enter(self, node: Node, *_: object) -> None:
+    def enter(self, node: Node, *_: object) -> Any:
+        if isinstance(node, FieldNode) and node.name.value.startswith("__"):
+            return SKIP
         if isinstance(node, (ArgumentNode, ObjectFieldNode)):
             self.names.append(node.name.value)
         elif isinstance(node, VariableDefinitionNode):
@@ -55,6 +61,7 @@ class _Strings(Visitor):
             self.literals.append((node, ".".join(self.names)))
         elif isinstance(node, VariableNode) and self.names and not self.names[0].startswith("$"):
             self.usages.setdefault(node.name.value, ".".join(self.names))
+        return None
 
     def leave(self, node: Node, *_: object) -> None:
         if isinstance(node, (ArgumentNode, ObjectFieldNode, VariableDefinitionNode)):
