@@ -8,20 +8,33 @@ no trace of its earlier part either.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import text
 
+from graphql import GraphQLObjectType, get_named_type, is_leaf_type, is_required_argument
+from mneia.resolvers.root import build_schema
+from mneia.storage.ids import new_id
+from mneia.storage.item import ItemRecord
 from tests.graphql import Api, World
 from tests.support import (
     ASSERT_ITEM,
     CONFIRM_ITEM,
     RETIRE_ITEM,
+    as_owner,
     assert_code,
     database_state,
     refused_as_bad_input,
 )
+
+SCHEMA = build_schema()._schema
 
 
 def item_input(world: World, **fields: Any) -> dict[str, Any]:
@@ -64,6 +77,12 @@ SCALAR_CASES: dict[str, tuple[dict[str, Any], str]] = {
     "duration-zero": ({"decayAfter": "PT0S"}, "decayAfter"),
     "datetime-without-offset": ({"validFrom": "2026-03-03T10:00:00"}, "validFrom"),
     "datetime-not-a-date": ({"validTo": "tomorrow"}, "validTo"),
+    # F4's value: stored before, it broke every listing with stale or rendered for every reader.
+    "f4-duration-beyond-100-years": ({"decayAfter": "P3000000D"}, "decayAfter"),
+    "duration-beyond-100-years-in-hours": ({"decayAfter": "PT876601H"}, "decayAfter"),
+    "duration-past-timedelta": ({"decayAfter": "P9999999999D"}, "decayAfter"),
+    "f9-datetime-before-year-1-in-utc": ({"validFrom": "0001-01-01T00:00:00+01:00"}, "validFrom"),
+    "f9-datetime-after-year-9999-in-utc": ({"validTo": "9999-12-31T23:00:00-05:00"}, "validTo"),
 }
 
 
@@ -78,8 +97,14 @@ async def test_r14_unparsable_scalar_variable_names_the_field(api: Api, world: W
 # enclosing argument path (input.decayAfter).
 @pytest.mark.parametrize(
     ("literal", "field"),
-    [('decayAfter: "P1M"', "decayAfter"), ('validFrom: "2026-03-03T10:00:00"', "validFrom")],
-    ids=["duration", "datetime"],
+    [
+        ('decayAfter: "P1M"', "input.decayAfter"),
+        ('validFrom: "2026-03-03T10:00:00"', "input.validFrom"),
+        ('decayAfter: "P3000000D"', "input.decayAfter"),
+        ('validFrom: "0001-01-01T00:00:00+01:00"', "input.validFrom"),
+        ('details: "a\\u0000b"', "input.details"),
+    ],
+    ids=["duration", "datetime", "f4-huge-duration", "f9-overflowing-datetime", "f9-nul"],
 )
 async def test_r14_unparsable_scalar_literal_names_the_field(
     api: Api, world: World, literal: str, field: str
@@ -90,6 +115,69 @@ async def test_r14_unparsable_scalar_literal_names_the_field(
         + "}) { id } }"
     )
     await refused_as_bad_input(api, world.agent.token, query, field, p=world.project_id)
+
+
+# Text PostgreSQL cannot hold, refused for the whole request before any resolver (resolvers.execution).
+TEXT_CASES: dict[str, tuple[dict[str, Any], str]] = {
+    "f9-nul-in-statement": ({"statement": "Deploys\x00 go through CI"}, "input.statement"),
+    "f9-lone-surrogate-in-details": ({"details": "emoji half \ud83d"}, "input.details"),
+    "f9-lone-low-surrogate-in-basis": ({"basis": "\udc00"}, "input.basis"),
+    "f9-nul-in-a-listed-id": ({"contradicts": ["ok", "x\x00"]}, "input.contradicts[1]"),
+    "f9-overlong-statement": ({"statement": "x" * 20_001}, "input.statement"),
+}
+
+
+async def refused_as_json(api: Api, token: str, query: str, field: str, **variables: Any) -> dict[str, Any]:
+    """``refused_as_bad_input`` for variables httpx will not encode: lone surrogates travel as \\u escapes."""
+    before = await database_state(api.admin_engine)
+    response = await api.http.post(
+        "/graphql",
+        content=json.dumps({"query": query, "variables": variables}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    (error,) = response.json()["errors"]
+    assert_code(error, "BAD_USER_INPUT")
+    assert field in error["message"], error
+    assert await database_state(api.admin_engine) == before
+    return error
+
+
+@pytest.mark.parametrize("case", list(TEXT_CASES))
+async def test_f9_text_postgresql_cannot_hold_names_the_field(api: Api, world: World, case: str) -> None:
+    extra, field = TEXT_CASES[case]
+    error = await refused_as_json(api, world.agent.token, ASSERT_ITEM, field, i=item_input(world, **extra))
+    assert error["extensions"]["field"] == field
+    assert "path" not in error, "refused before any resolver ran"
+
+
+async def test_f9_nul_deep_in_a_nested_input_names_the_path(api: Api, world: World) -> None:
+    query = "mutation($i: StartSessionInput!) { startSession(input: $i) { id } }"
+    session = {"projectId": world.project_id, "task": "t", "client": {"tool": "claude\x00", "version": "1"}}
+    await refused_as_bad_input(api, world.agent.token, query, "input.client.tool", i=session)
+
+
+async def test_f9_nul_in_a_variable_inside_a_literal_object_names_the_path(api: Api, world: World) -> None:
+    query = """mutation($p: ID!, $s: String!) {
+      assertItem(input: {projectId: $p, kind: FACT, statement: $s}) { id } }"""
+    await refused_as_bad_input(
+        api, world.agent.token, query, "input.statement", p=world.project_id, s="a\x00"
+    )
+
+
+async def test_f9_introspection_arguments_reach_no_database_and_are_left_to_graphql(
+    api: Api, world: World
+) -> None:
+    """``__type(name:)`` stores nothing: a long or NUL-bearing name is an ordinary miss, while the same
+    text in one of the schema's own arguments, in the same document, is still refused."""
+    for name in ("x" * 30_000, "a\x00b"):
+        body = await api.post(
+            world.agent.token, "query($n: String!) { __type(name: $n) { name } }", {"n": name}
+        )
+        assert body == {"data": {"__type": None}}, body
+    query = 'query($n: String!) { __type(name: $n) { name } item(id: "a\\u0000") { id } }'
+    error = await api.fail(world.agent.token, query, n="a\x00b")
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_USER_INPUT", "id")
 
 
 ITEMS = """query($p: ID!, $first: Int, $after: String) {
@@ -192,3 +280,142 @@ async def test_r14_confirm_unknown_item_is_not_found(api: Api, world: World) -> 
     error = await api.fail(world.human.token, CONFIRM_ITEM, i=str(uuid.uuid4()))
     assert_code(error, "NOT_FOUND")
     assert await database_state(api.admin_engine) == before
+
+
+# --- F4: nothing the database holds breaks a read ----------------------------------------------
+
+
+def every_field(type_name: str, depth: int = 2) -> str:
+    """A selection of every field of a type that needs no argument, objects ``depth`` levels down.
+
+    Read from the schema, so a field added later is read here too.
+    """
+    named = SCHEMA.type_map[type_name]
+    assert isinstance(named, GraphQLObjectType)
+    parts = []
+    for name, field in named.fields.items():
+        if any(is_required_argument(arg) for arg in field.args.values()):
+            continue
+        inner = get_named_type(field.type)
+        if is_leaf_type(inner):
+            parts.append(name)
+        elif isinstance(inner, GraphQLObjectType) and depth > 0:
+            parts.append(f"{name} {{ {every_field(inner.name, depth - 1)} }}")
+        else:
+            parts.append(f"{name} {{ __typename }}")
+    return " ".join(parts)
+
+
+# Within the document limits (resolvers.limit): every field of Item once, the rest what can fail.
+MOMENTS = "id stale rendered decayAfter assertedAt validFrom validTo lastVerifiedAt"
+READ_EVERYTHING = f"""query($p: ID!, $i: ID!, $t: DateTime!) {{
+  items(projectId: $p, first: 10) {{ totalCount nodes {{ {every_field("Item", depth=1)} }} }}
+  asOf: items(projectId: $p, asOf: $t, first: 10) {{ nodes {{ {MOMENTS} }} }}
+  validAt: items(projectId: $p, validAt: $t, first: 10) {{ nodes {{ {MOMENTS} }} }}
+  item(id: $i) {{ {MOMENTS} confirmation {{ at }} provenance {{ assertedAt }} }}
+  itemThen: item(id: $i, asOf: $t) {{ {MOMENTS} }} }}"""
+
+
+async def admin_write(api: Api, sql: str, **params: Any) -> None:
+    """Write as an administrator at a psql prompt would: past the API, the policies and the guards."""
+    async with api.admin_engine.connect() as connection, connection.begin():
+        await connection.execute(text("SET LOCAL session_replication_role = replica"))
+        await connection.execute(text(sql), params)
+
+
+async def read_everything(api: Api, world: World, item_id: str) -> dict[str, Any]:
+    """Every reader reads every field of the project's items without an error; the human's answer."""
+    when = datetime.now(UTC).isoformat()
+    answers = []
+    for who in (world.human, world.agent):
+        body = await api.post(who.token, READ_EVERYTHING, {"p": world.project_id, "i": item_id, "t": when})
+        assert not body.get("errors"), body["errors"]
+        answers.append(body["data"])
+    return answers[0]
+
+
+@pytest.mark.parametrize(
+    "decay",
+    ["3000000 days", "999999999 days", "36526 days", "1200 months"],
+    ids=["f4-value", "timedelta-max", "past-100-years", "months"],
+)
+async def test_f4_a_decay_no_calendar_reaches_never_breaks_a_listing(
+    api: Api, world: World, decay: str
+) -> None:
+    """F4: an item whose decayAfter lies past year 9999, written by the owner before the edge refused
+    it, is read with stale and rendered by every reader: never stale, and the listing stays whole."""
+    fresh = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Fresh neighbour")
+    item_id = str(new_id())
+    async with as_owner(api.admin_engine, world.agent) as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, decay_after)"
+                " VALUES (:ws, :id, :project, 'FACT', 'SDK pinned', :agent,"
+                " CAST(CAST(:decay AS text) AS interval))"
+            ),
+            {
+                "ws": world.workspace_id,
+                "id": item_id,
+                "project": world.project_id,
+                "agent": world.agent.id,
+                "decay": decay,
+            },
+        )
+    seen = await read_everything(api, world, item_id)
+    assert {node["id"] for node in seen["items"]["nodes"]} == {item_id, fresh["id"]}
+    assert seen["item"]["stale"] is False
+    assert "SDK pinned" in seen["item"]["rendered"]
+    # And it can still be retired (F4: "items cannot be deleted").
+    retired = await api.run(world.agent.token, RETIRE_ITEM, i=item_id, r="obsolete")
+    assert retired["retireItem"]["status"] == "RETIRED"
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("valid_from", "-infinity"),
+        ("valid_to", "infinity"),
+        ("last_verified_at", "infinity"),
+        ("last_verified_at", "-infinity"),
+        ("last_verified_at", "0001-01-01 00:00:00+00"),
+        ("asserted_at", "9999-12-31 23:59:59.999999+00"),
+        ("valid_to", "9999-12-31 23:59:59.999999+00"),
+    ],
+)
+async def test_f4_timestamps_at_the_ends_of_time_never_break_a_read(
+    api: Api, world: World, column: str, value: str
+) -> None:
+    """Timestamps an administrator may write (PostgreSQL's ±infinity, the ends of Python's range) on an
+    item that decays: every field, stale and rendered read cleanly, now and as of now."""
+    made = await api.assert_item(
+        world.agent.token, projectId=world.project_id, statement="Edge", decayAfter="P1D"
+    )
+    assert column in {"valid_from", "valid_to", "last_verified_at", "asserted_at"}  # never user text
+    await admin_write(
+        api,
+        f"UPDATE items SET {column} = CAST(CAST(:value AS text) AS timestamptz) WHERE id = :id",
+        value=value,
+        id=made["id"],
+    )
+    seen = await read_everything(api, world, made["id"])
+    assert seen["item"]["id"] == made["id"]
+    assert isinstance(seen["item"]["stale"], bool)
+
+
+def record_decaying(since: datetime, decay: timedelta) -> ItemRecord:
+    base = {field.name: None for field in dataclasses.fields(ItemRecord)}
+    return ItemRecord(**{**base, "asserted_at": since, "decay_after": decay, "grant_actor_ids": []})
+
+
+@given(
+    since=st.datetimes(timezones=st.just(UTC)),
+    decay=st.timedeltas(min_value=timedelta(microseconds=1)),
+    now=st.datetimes(timezones=st.just(UTC)),
+)
+def test_f4_staleness_is_defined_for_every_datetime_and_decay(
+    since: datetime, decay: timedelta, now: datetime
+) -> None:
+    """Any moment, any decay timedelta can hold: stale_at answers, and answers what the calendar says."""
+    stale = record_decaying(since, decay).stale_at(now)
+    microseconds = (now - since) // timedelta(microseconds=1)
+    assert stale == (microseconds > decay // timedelta(microseconds=1))

@@ -8,6 +8,7 @@ the whole application so that preflights never reach a route.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -25,8 +26,10 @@ from strawberry.types.unset import UNSET, UnsetType
 from mneia import graphiql
 from mneia.config import Settings
 from mneia.errors import Unauthenticated
+from mneia.http.body import decoded
 from mneia.http.persisted import PersistedQueries
 from mneia.http.probe import Probes
+from mneia.http.refusal import Refusal
 from mneia.http.view import GraphQLOverHTTP
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import build_schema
@@ -54,6 +57,14 @@ class MneiaGraphQL(GraphQLOverHTTP):
         )
         self.engine = engine
         self.hub = hub
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A websocket message is JSON under a body's rules (mneia.http.body), so one nested 1,000
+        deep is refused as malformed, not a crash of the connection (F9)."""
+        try:
+            return decoded(data, "the message")
+        except Refusal as refusal:
+            raise json.JSONDecodeError(refusal.message, "", 0) from None
 
     async def get_context(self, request: Request, response: Response | None = None) -> Context:  # type: ignore[override]
         return Context(

@@ -30,6 +30,8 @@ _INPUT_MARKERS = (
     "is required, but it was not provided",
     "Expected type",
     "is not defined by type",
+    "not to be None",
+    "does not exist in '",
 )
 
 

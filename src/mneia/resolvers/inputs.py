@@ -1,4 +1,9 @@
-"""Argument checks shared by the resolvers. Each error names the field (R14)."""
+"""Argument checks shared by the resolvers. Each error names the field (R14).
+
+``text_problem`` is the rule every string of a request obeys, checked once
+for the whole request before any resolver runs (resolvers.execution); the
+other checks here are per field.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,24 @@ import math
 import uuid
 
 from mneia.errors import BadInput
+
+TEXT_LIMIT = 20_000
+"""The longest string any argument may hold, in characters; some fields allow less."""
+
+
+def text_problem(value: str) -> str | None:
+    """Why PostgreSQL could not store ``value`` as text, or None when it can (F9)."""
+    if len(value) > TEXT_LIMIT:
+        return f"is longer than {TEXT_LIMIT} characters"
+    if "\x00" in value:
+        return "contains a NUL character (U+0000), which text cannot hold"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            code = ord(value[error.start])
+            return f"contains a lone surrogate (U+{code:04X}), which is not Unicode text"
+    return None
 
 
 def parse_id(value: object, field: str) -> uuid.UUID:
@@ -29,7 +52,7 @@ def _checked(text: str, field: str, limit: int, one_line: bool) -> str:
     return text
 
 
-def required_text(value: str | None, field: str, limit: int = 20_000, *, one_line: bool = False) -> str:
+def required_text(value: str | None, field: str, limit: int = TEXT_LIMIT, *, one_line: bool = False) -> str:
     text = (value or "").strip()
     if not text:
         raise BadInput(field, "must not be empty")
@@ -37,7 +60,7 @@ def required_text(value: str | None, field: str, limit: int = 20_000, *, one_lin
 
 
 def optional_text(
-    value: str | None, field: str, limit: int = 20_000, *, one_line: bool = False
+    value: str | None, field: str, limit: int = TEXT_LIMIT, *, one_line: bool = False
 ) -> str | None:
     if value is None:
         return None

@@ -22,6 +22,7 @@ from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
 from mneia.resolvers.document import DocumentCache, Documents
+from mneia.resolvers.execution import Execution
 from mneia.resolvers.extension import Transaction
 from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.permission import HUMAN_ONLY
@@ -121,6 +122,7 @@ def build_schema() -> MneiaSchema:
         # Documents' on_execute then runs inside the transaction, once the caller authenticated.
         extensions=[Transaction, lambda: Documents(documents)],
         config=StrawberryConfig(scalar_map=SCALARS),
+        execution_context_class=Execution,
     )
 
 

@@ -14,7 +14,7 @@ import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -95,17 +95,30 @@ class ItemRecord:
         return self.confirmed_by is not None or self.load_bearing
 
     def stale_at(self, now: datetime) -> bool:
-        """R10: past (last verification, else assertion) + decayAfter."""
+        """R10: past (last verification, else assertion) + decayAfter.
+
+        Computed as an age, never as a moment: any two datetimes are less than
+        timedelta's range apart, so no stored decay can overflow (F4); a decay
+        past year 9999 is simply never reached.
+        """
         if self.decay_after is None:
             return False
-        return now > (self.last_verified_at or self.asserted_at) + self.decay_after
+        return now - (self.last_verified_at or self.asserted_at) > self.decay_after
 
 
 _COLUMNS = tuple(items.c[field.name] for field in dataclasses.fields(ItemRecord))
+_MOMENTS = tuple(field.name for field in dataclasses.fields(ItemRecord) if "datetime" in str(field.type))
 
 
 def _record(row: Any) -> ItemRecord:
-    return from_row(ItemRecord, row[: len(_COLUMNS)])
+    record = from_row(ItemRecord, row[: len(_COLUMNS)])
+    # asyncpg reads PostgreSQL's ±infinity as a naive datetime.max/min; every other moment is UTC.
+    naive = {
+        name: moment.replace(tzinfo=UTC)
+        for name in _MOMENTS
+        if (moment := getattr(record, name)) is not None and moment.tzinfo is None
+    }
+    return dataclasses.replace(record, **naive) if naive else record
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,155 @@
+"""The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9).
+
+graphql-core reserves the String and ID scalars, so their parsing cannot be
+replaced. Instead every string a request carries into an argument — in its
+variables or as a literal in the document — must pass
+``inputs.text_problem`` before the executor is built: a NUL, a lone
+surrogate or an overlong string is refused as BAD_USER_INPUT naming the
+argument path (``input.statement``), whatever its type and whichever
+resolver would have received it, so none can forget the check.
+Introspection's arguments (``__type(name:)``) reach no database and are
+left to GraphQL.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from graphql import (
+    SKIP,
+    ArgumentNode,
+    DocumentNode,
+    FieldNode,
+    GraphQLError,
+    Node,
+    ObjectFieldNode,
+    StringValueNode,
+    VariableDefinitionNode,
+    VariableNode,
+    Visitor,
+    visit,
+)
+from mneia.errors import BadInput
+from mneia.resolvers.inputs import text_problem
+
+
+class _Strings(Visitor):
+    """Walks a document: its string literals with their paths, and the argument each variable fills.
+
+    A literal in a variable's default value is named by the variable (``$note``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+        self.literals: list[tuple[StringValueNode, str]] = []
+        self.usages: dict[str, str] = {}
+
+    def enter(self, node: Node, *_: object) -> Any:
+        if isinstance(node, FieldNode) and node.name.value.startswith("__"):
+            return SKIP
+        if isinstance(node, (ArgumentNode, ObjectFieldNode)):
+            self.names.append(node.name.value)
+        elif isinstance(node, VariableDefinitionNode):
+            self.names.append(f"${node.variable.name.value}")
+        elif isinstance(node, StringValueNode):
+            self.literals.append((node, ".".join(self.names)))
+        elif isinstance(node, VariableNode) and self.names and not self.names[0].startswith("$"):
+            self.usages.setdefault(node.name.value, ".".join(self.names))
+        return None
+
+    def leave(self, node: Node, *_: object) -> None:
+        if isinstance(node, (ArgumentNode, ObjectFieldNode, VariableDefinitionNode)):
+            self.names.pop()
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What a document alone says: its first refused literal, and the argument each variable fills."""
+
+    refused: GraphQLError | None
+    usages: dict[str, str]
+
+
+def _read(document: DocumentNode) -> _Reading:
+    found = _Strings()
+    visit(document, found)
+    for node, where in found.literals:
+        problem = text_problem(node.value)
+        if problem:
+            error = GraphQLError(problem, nodes=[node], original_error=BadInput(where or "string", problem))
+            return _Reading(error, found.usages)
+    return _Reading(None, found.usages)
+
+
+# Clients send the same documents again and again, and the document cache (resolvers.document)
+# hands back the same DocumentNode for the same text: read each once. Entries live exactly as long
+# as their document (a weak reference removes its entry), so this keeps no document alive.
+_READINGS: dict[int, tuple[weakref.ref[DocumentNode], _Reading]] = {}
+
+
+def _reading(document: DocumentNode) -> _Reading:
+    key = id(document)
+    cached = _READINGS.get(key)
+    if cached is not None and cached[0]() is document:
+        return cached[1]
+    reading = _read(document)
+    _READINGS[key] = (weakref.ref(document, lambda _: _READINGS.pop(key, None)), reading)
+    return reading
+
+
+def _strings(value: object, name: str) -> Iterator[tuple[str, tuple[object, ...]]]:
+    """Every string inside a variable's JSON value, with its path; iterative, so any depth is safe."""
+    pending: list[tuple[object, tuple[object, ...]]] = [(value, ())]
+    while pending:
+        current, path = pending.pop()
+        if isinstance(current, str):
+            yield current, path
+        elif isinstance(current, dict):
+            pending.extend((inner, (*path, key)) for key, inner in current.items())
+        elif isinstance(current, list):
+            pending.extend((inner, (*path, index)) for index, inner in enumerate(current))
+
+
+def _joined(where: str, path: tuple[object, ...]) -> str:
+    return where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
+
+
+def refused_text(document: DocumentNode, variables: dict[str, Any] | None) -> GraphQLError | None:
+    """The first string the request must not carry into an argument, as an input error."""
+    reading = _reading(document)
+    if reading.refused is not None or not variables:
+        return reading.refused
+    for name, where in reading.usages.items():
+        if name not in variables:
+            continue
+        for text, path in _strings(variables[name], name):
+            problem = text_problem(text)
+            if problem:
+                return GraphQLError(problem, original_error=BadInput(_joined(where, path), problem))
+    return None
+
+
+class Execution(StrawberryGraphQLCoreExecutionContext):
+    @classmethod
+    def build(
+        cls,
+        schema: Any,
+        document: DocumentNode,
+        root_value: Any = None,
+        context_value: Any = None,
+        raw_variable_values: dict[str, Any] | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        refused = refused_text(document, raw_variable_values)
+        if refused is not None:
+            return [refused]
+        return super().build(
+            schema, document, root_value, context_value, raw_variable_values, *args, **kwargs
+        )
