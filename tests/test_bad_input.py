@@ -419,3 +419,11 @@ def test_f4_staleness_is_defined_for_every_datetime_and_decay(
     stale = record_decaying(since, decay).stale_at(now)
     microseconds = (now - since) // timedelta(microseconds=1)
     assert stale == (microseconds > decay // timedelta(microseconds=1))
+
+
+async def test_r14_an_unused_variable_is_the_documents_fault_not_the_inputs(api: Api, world: World) -> None:
+    """Validation errors about variables are GRAPHQL_VALIDATION_FAILED; only coercion is BAD_USER_INPUT."""
+    unused = await api.fail(world.agent.token, "query($p: ID!) { me { id } }", p=world.project_id)
+    assert_code(unused, "GRAPHQL_VALIDATION_FAILED")
+    missing = await api.fail(world.agent.token, "query($p: ID!) { project(id: $p) { id } }")
+    assert_code(missing, "BAD_USER_INPUT")

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
 from mneia.config import app_url
-from mneia.storage.database import create_engine
+from mneia.storage.database import TransactionEnded, create_engine, transaction
 from mneia.storage.token import digest
 from tests.graphql import World
 from tests.support import ASSERT_ITEM, rows
@@ -124,3 +124,20 @@ async def test_f5_connections_dropped_under_load_answer_cleanly_and_acknowledged
         admin_engine, "SELECT id::text FROM items WHERE id = ANY(CAST(:ids AS uuid[]))", ids=acknowledged
     )
     assert {row["id"] for row in stored} == set(acknowledged)
+
+
+async def test_f5_a_transaction_that_ended_waits_for_its_statement_in_flight_and_refuses_later_ones(
+    engine: AsyncEngine,
+) -> None:
+    """graphql-core answers as soon as an error bubbles out of a synchronous field, settling the
+    sibling fields in the background: none of their statements may run on the connection once
+    it is back in the pool (another request's), nor be cut off mid-flight by the rollback."""
+    in_flight: asyncio.Task[object] | None = None
+    async with transaction(engine) as tx:
+        in_flight = asyncio.create_task(tx.execute(text("SELECT 1 FROM pg_sleep(0.3)")))
+        await asyncio.sleep(0.05)  # the statement is running when the operation ends
+        tx.fail()
+    assert in_flight.done(), "the transaction ended before its statement in flight finished"
+    assert in_flight.result().scalar_one() == 1  # type: ignore[attr-defined]
+    with pytest.raises(TransactionEnded):
+        await tx.execute(text("SELECT 1"))

@@ -229,7 +229,11 @@ def test_accept_header_chooses_the_media_type(accept: str | None, chosen: str) -
 INVALID_DOCUMENTS = {
     "parse error": ("{", {}, None),
     "validation error": ("{ noSuchField }", {}, "GRAPHQL_VALIDATION_FAILED"),
-    "variable coercion": ("query Q($id: ID!) { __typename }", {"id": None}, "BAD_USER_INPUT"),
+    "variable coercion": (
+        "query Q($n: String!) { __type(name: $n) { name } }",
+        {"n": None},
+        "BAD_USER_INPUT",
+    ),
 }
 
 

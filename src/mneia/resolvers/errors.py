@@ -23,9 +23,15 @@ from mneia.storage import failures
 
 log = logging.getLogger("mneia")
 
+# Variable coercion ("got invalid value", "of required type … was not provided", "of non-null
+# type … must not be null"), not validation ("Variable '$x' is never used" is the document's fault).
 _INPUT_MARKERS = (
-    "Variable '$",
+    "' got invalid value",
+    "' has invalid value",
+    "' of required type",
+    "' of non-null type",
     "Expected value of type",
+    "Expected a value of",
     "cannot represent",
     "is required, but it was not provided",
     "Expected type",

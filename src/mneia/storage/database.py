@@ -38,6 +38,10 @@ def create_engine(url: str, *, pool_size: int = 10, application_name: str = "mne
     )
 
 
+class TransactionEnded(RuntimeError):
+    """A statement sent after its transaction ended: the connection may be another request's now."""
+
+
 class Tx:
     """One transaction, shared by every resolver of one GraphQL operation.
 
@@ -52,12 +56,25 @@ class Tx:
         self.workspace_id: uuid.UUID | None = None
         self.actor_id: uuid.UUID | None = None
         self.rollback_only = False
+        self._ended = False
 
     async def execute(
         self, statement: Executable, params: Mapping[str, Any] | list[Mapping[str, Any]] | None = None
     ) -> CursorResult[Any]:
         async with self._lock:
+            if self._ended:
+                raise TransactionEnded("the operation's transaction has ended")
             return await self._connection.execute(statement, params)
+
+    async def end(self) -> None:
+        """Let the statement in flight finish, then refuse any later one.
+
+        graphql-core answers as soon as an error bubbles out of a synchronous
+        field and settles the sibling fields in the background; whatever they
+        still send must not reach the connection once it is back in the pool.
+        """
+        async with self._lock:
+            self._ended = True
 
     def fail(self) -> None:
         """Roll back at the end instead of committing: the operation reported an error."""
@@ -73,8 +90,10 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
         try:
             yield tx
         except BaseException:
+            await tx.end()
             await connection.rollback()
             raise
+        await tx.end()
         if tx.rollback_only:
             await connection.rollback()
         else:
