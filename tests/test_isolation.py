@@ -352,13 +352,15 @@ async def test_r1_raw_reads_as_app_role_never_count_another_workspace(
     """A's human works in everything of A, so it must count exactly A's rows, never B's."""
     a, b = tenants
     expected = await admin_counts(admin_engine, a.workspace_id)
-    # The token policy shows an actor its own tokens only.
+    # The token policy shows an actor its own tokens, and a human those of the actors it created (F14).
+    human = uuid.UUID(a.human.id)
+    created = select(tables.actors.c.id).where(tables.actors.c.created_by == human)
     async with admin_engine.connect() as connection:
         expected["api_tokens"] = (
             await connection.execute(
                 select(func.count())
                 .select_from(tables.api_tokens)
-                .where(tables.api_tokens.c.actor_id == uuid.UUID(a.human.id))
+                .where((tables.api_tokens.c.actor_id == human) | tables.api_tokens.c.actor_id.in_(created))
             )
         ).scalar_one()
     in_b = await admin_counts(admin_engine, b.workspace_id)

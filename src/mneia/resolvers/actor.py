@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
-from mneia.schema.actor import Actor, ActorWithToken
+from mneia.resolvers.token import issue
+from mneia.schema.actor import Actor
 from mneia.schema.enums import ActorKind
-from mneia.storage import actor, token
+from mneia.schema.scalars import Duration
+from mneia.schema.token import ActorWithToken
+from mneia.storage import actor
 
 
 async def me(info: Info) -> Actor:
     return Actor.of(info.context.actor)
 
 
-async def create_actor(info: Info, kind: ActorKind, name: str) -> ActorWithToken:
+async def create_actor(
+    info: Info,
+    kind: ActorKind,
+    name: str,
+    expires_at: datetime | None = None,
+    expires_in: Duration | None = None,
+) -> ActorWithToken:
+    """A new actor and its first token, which may expire (at an instant, or after a duration)."""
     context = info.context
     creator = context.actor
     record = await actor.create(context.tx, creator.workspace_id, kind, name_text(name), creator.id)
-    secret = await token.create(context.tx, creator.workspace_id, record.id, created_by=creator.id)
-    return ActorWithToken(actor=Actor.of(record), token=secret)
+    return await issue(context, record, expires_at, expires_in)

@@ -20,13 +20,14 @@ from mneia.resolvers import session as session_resolvers
 from mneia.resolvers import subscription as subscription_resolvers
 from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
+from mneia.resolvers import token as token_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
 from mneia.resolvers.document import DocumentCache, Documents
 from mneia.resolvers.execution import Execution
 from mneia.resolvers.extension import Transaction
 from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.permission import HUMAN_ONLY
-from mneia.schema.actor import Actor, ActorWithToken, Workspace
+from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
 from mneia.schema.item import Item, ItemPage
 from mneia.schema.project import Project
@@ -35,6 +36,7 @@ from mneia.schema.scalars import SCALARS
 from mneia.schema.session import Session
 from mneia.schema.supersession import SupersedeResult
 from mneia.schema.team import Team
+from mneia.schema.token import ActorWithToken, Token
 
 
 def human_only(resolver: Any) -> Any:
@@ -57,6 +59,11 @@ class Query:
     proposals: list[Proposal] = strawberry.field(
         resolver=dispute_resolvers.list_proposals, description="A project's proposals, newest first."
     )
+    tokens: list[Token] = strawberry.field(
+        resolver=token_resolvers.list_tokens,
+        description="Tokens you may see and revoke, newest first: your own, and a human's also those"
+        " of the actors it created. Never their secret.",
+    )
 
 
 @strawberry.type
@@ -66,6 +73,11 @@ class Mutation:
     create_actor: ActorWithToken = human_only(actor_resolvers.create_actor)
     add_project_member: Project = human_only(project_resolvers.add_project_member)
     add_team_member: Team = human_only(team_resolvers.add_team_member)
+    create_token: ActorWithToken = human_only(token_resolvers.create_token)
+    revoke_token: Token = strawberry.mutation(
+        resolver=token_resolvers.revoke_token,
+        description="Revoke a token: an actor its own, a human also those of the actors it created.",
+    )
     start_session: Session = strawberry.mutation(resolver=session_resolvers.start_session)
     end_session: Session = strawberry.mutation(resolver=session_resolvers.end_session)
     assert_item: Item = strawberry.mutation(resolver=item_resolvers.assert_item)

@@ -28,9 +28,3 @@ class Actor:
     @classmethod
     def of(cls, record: ActorRecord) -> Actor:
         return cls(id=strawberry.ID(str(record.id)), kind=ActorKind(record.kind), name=record.name)
-
-
-@strawberry.type(description="A new actor and its bearer token. The token is shown once.")
-class ActorWithToken:
-    actor: Actor
-    token: str

@@ -114,6 +114,9 @@ api_tokens = Table(
     _uuid("created_by", nullable=True),
     _at("created_at"),
     _at("revoked_at", nullable=True),
+    Column("hint", Text),
+    _at("expires_at", nullable=True),
+    _uuid("revoked_by", nullable=True),
 )
 
 teams = Table(

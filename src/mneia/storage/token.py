@@ -1,9 +1,15 @@
-"""Bearer tokens: minted once, stored only as a SHA-256 digest (R3).
+"""Bearer tokens: minted once, stored only as a SHA-256 digest (R3, F14).
 
 A token is 256 random bits, so a fast digest is enough: there is nothing to
 brute-force. ``mneia_authenticate`` (storage/sql/context.sql) finds the token
 by its digest and binds the transaction to its workspace and actor, sealed:
-it is the only way a transaction of the server's role gets a context.
+it is the only way a transaction of the server's role gets a context. A
+revoked token, or one past its expiry by the database's clock, finds nothing.
+
+After minting, the secret is never shown again: a token is listed by its id,
+a short hint (the first characters of the secret, useless on their own) and
+its times. Who may list or revoke which token is the database's policy
+(``token_read``, ``token_revoke``); a revocation is at now(), once.
 """
 
 from __future__ import annotations
@@ -11,18 +17,50 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlalchemy import insert, text
+from sqlalchemy import func, insert, select, text, update
 
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
 from mneia.vocabulary import ActorKind
 
 PREFIX = "mneia_"
+HINT_LENGTH = len(PREFIX) + 4  # "mneia_" and 24 of the secret's 256 bits
 
 _AUTHENTICATE = text("SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """A token as it may be shown again: everything but the secret."""
+
+    workspace_id: uuid.UUID
+    id: uuid.UUID
+    actor_id: uuid.UUID
+    hint: str | None
+    created_by: uuid.UUID | None
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    revoked_by: uuid.UUID | None
+
+
+_COLUMNS = (
+    api_tokens.c.workspace_id,
+    api_tokens.c.id,
+    api_tokens.c.actor_id,
+    api_tokens.c.hint,
+    api_tokens.c.created_by,
+    api_tokens.c.created_at,
+    api_tokens.c.expires_at,
+    api_tokens.c.revoked_at,
+    api_tokens.c.revoked_by,
+)
 
 
 def digest(token: str) -> str:
@@ -34,7 +72,7 @@ def mint() -> str:
 
 
 async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
-    """The token's actor, with the transaction bound to it; None for an unknown or revoked token."""
+    """The token's actor, with the transaction bound to it; None for an unknown, revoked or expired token."""
     row = (await tx.execute(_AUTHENTICATE, {"digest": digest(token)})).first()
     if row is None:
         return None
@@ -43,15 +81,62 @@ async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
     return record
 
 
-async def create(tx: Tx, workspace_id: uuid.UUID, actor_id: uuid.UUID, created_by: uuid.UUID | None) -> str:
-    token = mint()
-    await tx.execute(
-        insert(api_tokens).values(
-            workspace_id=workspace_id,
-            id=new_id(),
-            actor_id=actor_id,
-            token_hash=digest(token),
-            created_by=created_by,
+async def create(
+    tx: Tx,
+    workspace_id: uuid.UUID,
+    actor_id: uuid.UUID,
+    created_by: uuid.UUID | None,
+    *,
+    expires_at: datetime | None = None,
+    expires_in: timedelta | None = None,
+) -> tuple[str, TokenRecord]:
+    """A new token: its secret (shown once) and record. ``expires_in`` counts from the database's now()."""
+    secret = mint()
+    expiry = func.now() + expires_in if expires_in is not None else expires_at
+    row = (
+        await tx.execute(
+            insert(api_tokens)
+            .values(
+                workspace_id=workspace_id,
+                id=new_id(),
+                actor_id=actor_id,
+                token_hash=digest(secret),
+                hint=secret[:HINT_LENGTH],
+                created_by=created_by,
+                expires_at=expiry,
+            )
+            .returning(*_COLUMNS)
         )
-    )
-    return token
+    ).one()
+    return secret, from_row(TokenRecord, row)
+
+
+async def visible(tx: Tx, actor_ids: Sequence[uuid.UUID] | None = None) -> list[TokenRecord]:
+    """The tokens the caller may see (its own; a human also those of actors it created), newest first."""
+    query = select(*_COLUMNS).order_by(api_tokens.c.created_at.desc(), api_tokens.c.id.desc())
+    if actor_ids is not None:
+        query = query.where(api_tokens.c.actor_id.in_(actor_ids))
+    return [from_row(TokenRecord, row) for row in await tx.execute(query)]
+
+
+async def get(tx: Tx, token_id: uuid.UUID) -> TokenRecord | None:
+    row = (await tx.execute(select(*_COLUMNS).where(api_tokens.c.id == token_id))).first()
+    return from_row(TokenRecord, row) if row else None
+
+
+async def revoke(tx: Tx, token_id: uuid.UUID) -> TokenRecord | None:
+    """Revoke a token the caller may revoke, by the caller, now; None when it may not (or no such token).
+
+    Revoking a revoked token changes nothing and returns it as it was.
+    """
+    row = (
+        await tx.execute(
+            update(api_tokens)
+            .where(api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None))
+            .values(revoked_at=func.now(), revoked_by=tx.actor_id)
+            .returning(*_COLUMNS)
+        )
+    ).first()
+    if row is not None:
+        return from_row(TokenRecord, row)
+    return await get(tx, token_id)

@@ -39,3 +39,21 @@ CREATE TRIGGER disputes_announce AFTER INSERT ON disputes
   FOR EACH ROW EXECUTE FUNCTION public.mneia_announce('dispute');
 CREATE TRIGGER proposals_announce AFTER INSERT ON proposals
   FOR EACH ROW EXECUTE FUNCTION public.mneia_announce('proposal');
+
+-- A revoked token (F16): every subscriber on the workspace's channel checks
+-- its own token again at once, instead of at its next event. The payload
+-- names no token, only a fresh number.
+CREATE FUNCTION public.mneia_announce_revocation() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    PERFORM pg_notify(public.mneia_channel_of(NEW.workspace_id),
+                      json_build_object('kind', 'token', 'seq', nextval('public.announcement_seq'))::text);
+    RETURN NULL;
+  END
+  $$;
+
+CREATE TRIGGER api_tokens_announce AFTER UPDATE OF revoked_at ON api_tokens
+  FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL)
+  EXECUTE FUNCTION public.mneia_announce_revocation();

@@ -396,3 +396,30 @@ CREATE TRIGGER project_members_times BEFORE INSERT OR UPDATE ON project_members
   FOR EACH ROW EXECUTE FUNCTION public.mneia_recorded_times('added_at');
 CREATE TRIGGER sessions_times BEFORE INSERT OR UPDATE ON sessions
   FOR EACH ROW EXECUTE FUNCTION public.mneia_recorded_times('started_at', 'ended_at');
+
+-- A revocation (F14) is by the actor making the request, once: revoked_by is
+-- that actor (filled in when the statement leaves it out) and never changes
+-- afterwards, and revoked_at (api_tokens_times) is now(), set once. Which
+-- tokens an actor may revoke is the policy token_revoke (visibility.sql);
+-- nothing else of a token is writable by the server's role (grants.sql).
+CREATE FUNCTION public.mneia_token_guard() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    IF public.mneia_trusted_session() THEN
+      RETURN NEW;
+    END IF;
+    IF NEW.revoked_at IS NOT NULL AND OLD.revoked_at IS NULL AND NEW.revoked_by IS NULL THEN
+      NEW.revoked_by := public.mneia_actor();
+    END IF;
+    IF NEW.revoked_by IS DISTINCT FROM OLD.revoked_by
+       AND (OLD.revoked_by IS NOT NULL OR NEW.revoked_by IS DISTINCT FROM public.mneia_actor()) THEN
+      PERFORM public.mneia_refuse('api_tokens.revoked_by is the actor revoking the token, set once');
+    END IF;
+    RETURN NEW;
+  END
+  $$;
+
+CREATE TRIGGER api_tokens_guard BEFORE UPDATE ON api_tokens
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_token_guard();

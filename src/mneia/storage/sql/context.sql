@@ -212,7 +212,8 @@ CREATE FUNCTION public.mneia_unbind() RETURNS void
 
 -- Authentication in one round trip: find the presented token (by its
 -- SHA-256 digest), bind the transaction to its workspace and actor, and
--- return that actor. An unknown or revoked token returns no row and leaves
+-- return that actor. An unknown, revoked or expired token (expiry is the
+-- database's now(), F14) returns no row and leaves
 -- the transaction bound to nobody. The only way mneia_app gets a context.
 CREATE FUNCTION public.mneia_authenticate(presented text)
   RETURNS TABLE (workspace_id uuid, id uuid, kind text, name text, created_at timestamptz)
@@ -226,7 +227,9 @@ CREATE FUNCTION public.mneia_authenticate(presented text)
     PERFORM public.mneia_unbind();
     PERFORM set_config('mneia.token_hash', coalesce(presented, ''), true);
     SELECT t.workspace_id, t.actor_id INTO found_workspace, found_actor
-      FROM public.api_tokens t WHERE t.token_hash = presented AND t.revoked_at IS NULL;
+      FROM public.api_tokens t
+      WHERE t.token_hash = presented AND t.revoked_at IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > now());
     PERFORM set_config('mneia.token_hash', '', true);
     IF found_actor IS NULL THEN
       RETURN;

@@ -6,11 +6,11 @@
 
 GRANT SELECT ON workspaces, identities, actors, teams, team_members, projects, project_members,
   clients, sessions, items, item_events, proposals, disputes TO mneia_app;
-GRANT SELECT (workspace_id, id, actor_id, token_hash, created_by, created_at, revoked_at)
-  ON api_tokens TO mneia_app;
+GRANT SELECT (workspace_id, id, actor_id, token_hash, created_by, created_at, revoked_at, hint,
+  expires_at, revoked_by) ON api_tokens TO mneia_app;
 GRANT INSERT ON actors, api_tokens, teams, team_members, projects, project_members, clients,
   sessions, items, proposals, disputes TO mneia_app;
-GRANT UPDATE (revoked_at) ON api_tokens TO mneia_app;
+GRANT UPDATE (revoked_at, revoked_by) ON api_tokens TO mneia_app;
 GRANT UPDATE (ended_at) ON sessions TO mneia_app;
 GRANT UPDATE (status, status_reason, load_bearing, load_bearing_set_by, load_bearing_set_at,
   load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at) ON items TO mneia_app;

@@ -61,9 +61,17 @@ CREATE TABLE api_tokens (
   created_by uuid,
   created_at timestamptz NOT NULL DEFAULT now(),
   revoked_at timestamptz,
+  -- The first characters of the secret, enough to tell tokens apart and never
+  -- enough to use one; NULL for tokens minted before it was kept.
+  hint text CHECK (length(hint) BETWEEN 1 AND 16),
+  -- After this instant the token no longer authenticates (mneia_authenticate).
+  expires_at timestamptz CHECK (expires_at > created_at),
+  revoked_by uuid,
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
-  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id)
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id),
+  FOREIGN KEY (workspace_id, revoked_by) REFERENCES actors (workspace_id, id),
+  CHECK (revoked_by IS NULL OR revoked_at IS NOT NULL)
 );
 
 CREATE TABLE teams (

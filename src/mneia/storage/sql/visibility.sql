@@ -59,10 +59,16 @@ CREATE POLICY actor_create ON actors FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
   AND (SELECT mneia_actor_is_human()) AND identity_id IS NULL);
 
--- A token row is visible to its own actor only; authentication finds the
--- presented one through the owner's policy, inside mneia_authenticate.
+-- A token row is visible to its own actor, and to the human who created that
+-- actor (who minted its tokens, token_create); authentication finds the
+-- presented one through the owner's policy, inside mneia_authenticate. Only
+-- the digest is stored, so what is visible is never a usable secret.
 CREATE POLICY token_read ON api_tokens FOR SELECT USING (
-  workspace_id = (SELECT mneia_workspace()) AND actor_id = (SELECT mneia_actor()));
+  workspace_id = (SELECT mneia_workspace())
+  AND (actor_id = (SELECT mneia_actor())
+       OR ((SELECT mneia_actor_is_human())
+           AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
+                         AND a.id = api_tokens.actor_id AND a.created_by = (SELECT mneia_actor())))));
 CREATE POLICY token_presented ON api_tokens FOR SELECT TO mneia_owner
   USING (token_hash = (SELECT mneia_presented_token()));
 CREATE POLICY token_bootstrap ON api_tokens FOR INSERT TO mneia_owner
@@ -74,8 +80,15 @@ CREATE POLICY token_create ON api_tokens FOR INSERT WITH CHECK (
   AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
                 AND a.id = api_tokens.actor_id
                 AND (a.id = (SELECT mneia_actor()) OR a.created_by = (SELECT mneia_actor()))));
+-- Who sees a token may revoke it (F14): an actor its own, a human those of the
+-- actors it created. What a revocation may write is guarded in authority.sql.
 CREATE POLICY token_revoke ON api_tokens FOR UPDATE
-  USING (workspace_id = (SELECT mneia_workspace()) AND actor_id = (SELECT mneia_actor()))
+  USING (
+    workspace_id = (SELECT mneia_workspace())
+    AND (actor_id = (SELECT mneia_actor())
+         OR ((SELECT mneia_actor_is_human())
+             AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
+                           AND a.id = api_tokens.actor_id AND a.created_by = (SELECT mneia_actor())))))
   WITH CHECK (workspace_id = (SELECT mneia_workspace()));
 
 -- Teams and projects: visible workspace-wide, made and joined by humans -------

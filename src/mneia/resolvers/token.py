@@ -1,0 +1,72 @@
+"""Tokens (F14): minted with an optional expiry, listed without their secret, revoked.
+
+A human mints, sees and revokes the tokens of the actors it created (and its
+own); an agent sees and revokes its own. The database decides which rows
+each caller may see or revoke (policies ``token_read``, ``token_revoke``):
+a token outside them is NOT_FOUND, as anything else out of scope.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.errors import BadInput, NotFound
+from mneia.resolvers.context import Context, Info
+from mneia.resolvers.inputs import parse_id
+from mneia.schema.actor import Actor
+from mneia.schema.scalars import Duration
+from mneia.schema.token import ActorWithToken, Token
+from mneia.storage import actor, token
+from mneia.storage.actor import ActorRecord
+
+
+async def issue(
+    context: Context,
+    holder: ActorRecord,
+    expires_at: datetime | None,
+    expires_in: Duration | None,
+) -> ActorWithToken:
+    """A new token for ``holder``, minted by the requesting human; the secret is in the answer only."""
+    if expires_at is not None and expires_in is not None:
+        raise BadInput("expiresIn", "give expiresAt or expiresIn, not both")
+    if expires_at is not None and expires_at <= context.now:
+        raise BadInput("expiresAt", "must be in the future")
+    secret, record = await token.create(
+        context.tx,
+        holder.workspace_id,
+        holder.id,
+        created_by=context.actor.id,
+        expires_at=expires_at,
+        expires_in=expires_in,
+    )
+    return ActorWithToken(actor=Actor.of(holder), token=secret, issued=Token.of(record))
+
+
+async def list_tokens(info: Info, actor_id: strawberry.ID | None = None) -> list[Token]:
+    """The tokens you may see, newest first: yours, and a human's also those of the actors it created."""
+    actor_ids = [parse_id(actor_id, "actorId")] if actor_id is not None else None
+    return [Token.of(record) for record in await token.visible(info.context.tx, actor_ids)]
+
+
+async def create_token(
+    info: Info,
+    actor_id: strawberry.ID,
+    expires_at: datetime | None = None,
+    expires_in: Duration | None = None,
+) -> ActorWithToken:
+    context = info.context
+    holder = await actor.get(context.tx, parse_id(actor_id, "actorId"))
+    if holder is None:
+        raise NotFound("actor", actor_id)
+    return await issue(context, holder, expires_at, expires_in)
+
+
+async def revoke_token(info: Info, id: strawberry.ID) -> Token:  # noqa: A002 - the contract's name
+    """Revoke a token you may see, now; revoking a revoked token changes nothing."""
+    context = info.context
+    record = await token.revoke(context.tx, parse_id(id, "id"))
+    if record is None:
+        raise NotFound("token", id)
+    return Token.of(record)
