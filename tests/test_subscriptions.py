@@ -25,9 +25,11 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -46,10 +48,12 @@ from websockets.typing import Subprotocol
 
 from mneia.app import MneiaGraphQL, create_app
 from mneia.config import app_url
+from mneia.storage import migration, notification, workspace
 from mneia.storage.database import create_engine
+from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.notification import Hub
 from tests.graphql import Api, World
-from tests.support import SUPERSEDE, rows, supersession
+from tests.support import SUPERSEDE, counted, rows, supersession
 
 DELIVERY = 1.0  # R15: "within a second"
 SILENCE = 1.5  # how long a subscriber who must get nothing is watched
@@ -168,6 +172,7 @@ def bound_socket() -> socket.socket:
 class Served:
     url: str
     hub: Hub
+    engine: AsyncEngine
 
     async def subscribed(self, count: int) -> None:
         """Wait until exactly ``count`` subscriptions listen on this server.
@@ -181,9 +186,9 @@ class Served:
                 await asyncio.sleep(0.01)
 
 
-@pytest.fixture(scope="module")
-async def live(admin_url: str) -> AsyncIterator[Served]:
-    """uvicorn serving a second application (own engine, own hub) on a free local port."""
+@contextlib.asynccontextmanager
+async def serving(admin_url: str) -> AsyncIterator[Served]:
+    """uvicorn serving an application (own engine, own hub) of ``admin_url``'s database, on a free port."""
     engine = create_engine(app_url(admin_url), pool_size=5)
     app = create_app(engine, dispose_engine=False)
     graphql = next(route.endpoint for route in app.routes if isinstance(route, WebSocketRoute))
@@ -197,12 +202,19 @@ async def live(admin_url: str) -> AsyncIterator[Served]:
             while not server.started:
                 assert not task.done(), "uvicorn stopped while starting"
                 await asyncio.sleep(0.01)
-        yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub)
+        yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub, engine)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, READY)
         sock.close()
         await engine.dispose()
+
+
+@pytest.fixture(scope="module")
+async def live(admin_url: str) -> AsyncIterator[Served]:
+    """The test database's application, served for the whole module."""
+    async with serving(admin_url) as served:
+        yield served
 
 
 @pytest.fixture
@@ -653,3 +665,231 @@ async def test_r14_r15_a_subscription_over_plain_http_is_refused_as_bad_input(ap
     error = await api.fail(world.human.token, DISPUTE_RAISED, p=world.project_id)
     assert error["extensions"]["code"] == "BAD_USER_INPUT", error
     assert "graphql-transport-ws" in error["message"], error
+
+
+# --- F15: fan-out, one read per token ------------------------------------------------------------
+
+
+async def test_f15_r1_an_event_is_read_once_per_token_not_once_per_subscriber(
+    api: Api, world: World, served: Served
+) -> None:
+    """Six subscribers of the human's token and two of the agent's: two authenticated reads, eight deliveries.
+
+    Each read is under the very token its subscribers presented (R1, R2: the
+    visibility tests above run through the same path).
+    """
+    tokens = [world.human.token] * 6 + [world.agent.token] * 2
+    async with contextlib.AsyncExitStack() as stack:
+        sockets = [await stack.enter_async_context(opened(served.url, token)) for token in tokens]
+        ops = [await sock.subscribe(DISPUTE_RAISED, p=world.project_id) for sock in sockets]
+        await served.subscribed(len(sockets))
+        contested = await api.assert_item(world.human.token, projectId=world.project_id, statement="A")
+        newcomer = await api.assert_item(world.human.token, projectId=world.project_id, statement="B")
+        with counted(served.engine) as statements:
+            made = await api.run(world.human.token, DISPUTE_ITEM, i=newcomer["id"], c=contested["id"], r="no")
+            for sock, op in zip(sockets, ops, strict=True):
+                got = (await sock.data(op))["disputeRaised"]
+                assert got["id"] == made["disputeItem"]["id"] and got["item"]["id"] == newcomer["id"]
+        authentications = [s for s in statements if "mneia_authenticate" in s]
+        assert len(authentications) == 2, statements
+        await silent(sockets, SETTLE)
+
+
+# --- F6: nothing is lost silently -----------------------------------------------------------------
+
+
+async def burst(admin_engine: AsyncEngine, workspace_id: str, count: int) -> None:
+    """``count`` announcements of disputes nobody can read, committed at once (as a busy workspace would)."""
+    async with admin_engine.begin() as connection:
+        await connection.execute(
+            text(
+                "SELECT pg_notify(mneia_channel_of(:w),"
+                " json_build_object('kind', 'dispute', 'seq', -g)::text) FROM generate_series(1, :n) g"
+            ),
+            {"w": workspace_id, "n": count},
+        )
+
+
+async def test_f6_a_subscriber_that_falls_behind_is_disconnected_with_a_message(
+    api: Api, world: World, served: Served
+) -> None:
+    """A bounded inbox: on overflow it ends with SUBSCRIPTION_INTERRUPTED / FELL_BEHIND, not a silent gap."""
+    async with opened(served.url, world.human.token) as slow, opened(served.url, world.human.token) as steady:
+        served.hub.queue_size = 5
+        try:
+            lagging = await slow.subscribe(DISPUTE_RAISED)
+            await served.subscribed(1)
+        finally:
+            served.hub.queue_size = notification.QUEUE_SIZE
+        watched = await steady.subscribe(DISPUTE_RAISED)
+        await served.subscribed(2)
+
+        await burst(api.admin_engine, world.workspace_id, 50)
+        ended = await slow.message(lagging)
+        assert ended["type"] == "next" and ended["payload"]["data"] is None, ended
+        (error,) = ended["payload"]["errors"]
+        assert error["extensions"] == {"code": "SUBSCRIPTION_INTERRUPTED", "reason": "FELL_BEHIND"}, error
+        assert "fell behind" in error["message"], error
+        assert (await slow.message(lagging))["type"] == "complete"
+
+        # The control, with the usual bound, took the same burst and still delivers.
+        dispute_id = await dispute_in(api, world.human.token, world.project_id)
+        assert (await steady.data(watched))["disputeRaised"]["id"] == dispute_id
+
+
+async def test_f16_a_revoked_token_ends_its_stream_within_a_second(
+    api: Api, world: World, served: Served
+) -> None:
+    """The revocation is announced: the stream ends with UNAUTHENTICATED without waiting for an event.
+
+    Two tokens of one actor are two classes: revoking one leaves the other's stream alone.
+    """
+    carol = await api.actor(world.human.token, "HUMAN", "carol")
+    await api.add_member(world.human.token, world.project_id, carol.id)
+    second = await api.run(
+        world.human.token, "mutation($a: ID!) { createToken(actorId: $a) { token } }", a=carol.id
+    )
+    async with (
+        opened(served.url, carol.token) as revoked,
+        opened(served.url, second["createToken"]["token"]) as kept,
+    ):
+        streams = [await revoked.subscribe(DISPUTE_RAISED), await revoked.subscribe(PROPOSAL_RAISED)]
+        watched = await kept.subscribe(DISPUTE_RAISED)
+        await served.subscribed(3)
+        (listed,) = [
+            t["id"]
+            for t in (await api.run(carol.token, "{ tokens { id hint } }"))["tokens"]
+            if carol.token.startswith(t["hint"])
+        ]
+        await api.run(world.human.token, "mutation($i: ID!) { revokeToken(id: $i) { id } }", i=listed)
+        for op in streams:
+            ended = await revoked.message(op, DELIVERY)
+            assert ended["type"] == "next" and ended["payload"]["data"] is None, ended
+            assert ended["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", ended
+            assert (await revoked.message(op))["type"] == "complete"
+
+        dispute_id = await dispute_in(api, world.human.token, world.project_id)
+        assert (await kept.data(watched))["disputeRaised"]["id"] == dispute_id
+        await asyncio.sleep(SETTLE)
+        assert revoked.pending() == {}
+
+
+@dataclass
+class Restartable:
+    """A private embedded PostgreSQL (never the machine's shared one), migrated, with a workspace."""
+
+    server: EmbeddedServer
+    admin_url: str
+    admin_engine: AsyncEngine
+
+
+@pytest.fixture
+async def restartable() -> AsyncIterator[Restartable]:
+    # Not under pytest's basetemp, whose parents the server's system user cannot traverse (conftest).
+    scratch = Path(tempfile.mkdtemp(prefix="mneia-pg-restart-"))
+    server = await asyncio.to_thread(EmbeddedServer, scratch, cleanup="delete")
+    try:
+        admin_url = await asyncio.to_thread(server.ensure_database)
+        await asyncio.to_thread(migration.upgrade, admin_url)
+        admin_engine = create_engine(admin_url, pool_size=2)
+        yield Restartable(server, admin_url, admin_engine)
+        await admin_engine.dispose()
+    finally:
+        await asyncio.to_thread(server.stop)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def test_f6_no_acknowledged_dispute_is_lost_across_a_postgresql_restart(
+    restartable: Restartable,
+) -> None:
+    """F6: disputes raised 10/s, PostgreSQL restarted mid-stream, writers retrying: every
+    acknowledged dispute reaches the subscriber, once, in number order."""
+    engine = create_engine(app_url(restartable.admin_url), pool_size=5)
+    writes = create_app(engine, dispose_engine=False)
+    async with (
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=writes), base_url="http://mneia.test") as http,
+        serving(restartable.admin_url) as served,
+    ):
+        api = Api(http, restartable.admin_engine)
+        world = await api.world()
+        pairs = [
+            (
+                (await api.assert_item(world.human.token, projectId=world.project_id, statement=f"A{n}"))[
+                    "id"
+                ],
+                (await api.assert_item(world.human.token, projectId=world.project_id, statement=f"B{n}"))[
+                    "id"
+                ],
+            )
+            for n in range(40)
+        ]
+        acknowledged: list[str] = []
+
+        async def raise_disputes() -> None:
+            for contested, newcomer in pairs:
+                while True:  # a writer retries what failed; only what answered is acknowledged
+                    try:
+                        body = await api.post(
+                            world.human.token, DISPUTE_ITEM, {"i": newcomer, "c": contested, "r": "no"}
+                        )
+                    except (AssertionError, httpx.HTTPError):
+                        body = {}
+                    if body.get("data"):
+                        acknowledged.append(body["data"]["disputeItem"]["id"])
+                        break
+                    conflict = any(
+                        (e.get("extensions") or {}).get("code") == "CONFLICT" for e in body.get("errors", [])
+                    )
+                    if conflict:  # committed although its answer was lost: not acknowledged
+                        break
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(0.1)
+
+        async with opened(served.url, world.human.token) as sock:
+            op = await sock.subscribe(DISPUTE_RAISED, p=world.project_id)
+            await served.subscribed(1)
+            writer = asyncio.create_task(raise_disputes())
+            await asyncio.sleep(1.5)
+            await asyncio.to_thread(restartable.server.restart)
+            await restartable.admin_engine.dispose()  # its pooled connections died with the server
+            await asyncio.wait_for(writer, 60)
+
+            delivered: list[str] = []
+            with contextlib.suppress(TimeoutError):  # what never comes is counted below
+                async with asyncio.timeout(15):
+                    while not set(acknowledged) <= set(delivered):
+                        delivered.append((await sock.data(op, within=15))["disputeRaised"]["id"])
+            await asyncio.sleep(SETTLE)
+            for message in sock.pending().get(op, []):
+                delivered.append(message["payload"]["data"]["disputeRaised"]["id"])
+
+        numbers = {
+            str(row["id"]): row["seq"]
+            for row in await rows(restartable.admin_engine, "SELECT id, seq FROM disputes")
+        }
+        assert len(acknowledged) >= 30, acknowledged  # the stream really ran across the restart
+        assert set(acknowledged) <= set(delivered), set(acknowledged) - set(delivered)  # 0 lost
+        assert len(delivered) == len(set(delivered)), delivered  # no duplicates
+        assert [numbers[d] for d in delivered] == sorted(numbers[d] for d in delivered)  # in number order
+    await engine.dispose()
+
+
+async def test_f6_a_subscriber_is_told_when_what_it_missed_cannot_be_read_again(
+    restartable: Restartable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL down for longer than a subscriber waits: the stream ends with MISSED_EVENTS, not silence."""
+    monkeypatch.setattr(notification, "RESUME_SECONDS", 1.0)
+    async with serving(restartable.admin_url) as served:
+        made = await workspace.bootstrap(restartable.admin_engine, "down", "alice")
+        await restartable.admin_engine.dispose()
+        async with opened(served.url, made.token) as sock:
+            op = await sock.subscribe(DISPUTE_RAISED)
+            await served.subscribed(1)
+            stopped = asyncio.create_task(asyncio.to_thread(restartable.server.restart, down_for=4.0))
+            ended = await sock.message(op, within=READY)
+            assert ended["type"] == "next" and ended["payload"]["data"] is None, ended
+            (error,) = ended["payload"]["errors"]
+            assert error["extensions"] == {"code": "SUBSCRIPTION_INTERRUPTED", "reason": "MISSED_EVENTS"}
+            assert "missed" in error["message"], error
+            assert (await sock.message(op))["type"] == "complete"
+            await stopped

@@ -65,3 +65,16 @@ class LimitExceeded(MneiaError):
         super().__init__(
             f"{what} {value} exceeds the limit {maximum} ({limit})", limit=limit, value=value, maximum=maximum
         )
+
+
+class Interrupted(MneiaError):
+    """A subscription that cannot go on without losing events ends, and says why (F6).
+
+    ``reason`` is FELL_BEHIND (its queue overflowed) or MISSED_EVENTS (what it
+    missed could not be read again); subscribing again starts afresh.
+    """
+
+    code = "SUBSCRIPTION_INTERRUPTED"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message, reason=reason)

@@ -150,6 +150,24 @@ class Context:
                         self._tx = None
                     return
 
+    @asynccontextmanager
+    async def sharing(self, other: Context) -> AsyncIterator[Tx]:
+        """The transaction ``other`` authenticated with the same token, under this context's lock.
+
+        For a subscription event read once for every subscriber presenting the
+        same token (resolvers/subscription.py): the same token is the same
+        actor, so the same visibility. ``other`` stays inside ``authenticated()``
+        until this block ends.
+        """
+        if other.token() != self.token():
+            raise ValueError("a transaction is shared only between contexts of the same token")
+        async with self.lock:
+            self._tx, self._actor, self.loaders, self.now = other.tx, other.actor, other.loaders, other.now
+            try:
+                yield other.tx
+            finally:
+                self._tx = None
+
     async def warm(self, records: Sequence[item.ItemRecord]) -> None:
         """Load what a list of items' provenance points at, one batched query per kind.
 

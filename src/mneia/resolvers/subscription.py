@@ -1,33 +1,143 @@
-"""Subscriptions: disputes and proposals as they are raised (R8, R15).
+"""Subscriptions: disputes and proposals as they are raised (R8, R15, F6, F16).
 
-Each announcement is re-read in a fresh transaction under the subscriber's
-own context (its token is authenticated again, so a revoked token stops the
-stream), so a subscriber sees exactly what a query would show it: never a
-row of another workspace or outside its scope.
+NOTIFY ignores row-level security, so every announced row is read again under
+a sealed context before anyone sees it. What must stay true:
+
+- Nobody sees a row outside their scope (R1, R2). An event is read once per
+  visibility class: the subscribers presenting the same token. One token is
+  one actor, so one visibility; the first of them to take an announcement
+  opens a transaction authenticated with that very token (``_Reads``) and
+  every one of them resolves its fields in it (``Context.sharing``). So 200
+  subscribers of one token cost one transaction per event, not 200.
+- Nothing is lost silently (F6). Each subscriber remembers the numbers it
+  has taken; after the hub lost its listening connection it reads again, in
+  number order, what was raised above the last numbers it knew, skipping
+  what it already delivered. When it cannot, it ends with
+  SUBSCRIPTION_INTERRUPTED (reason MISSED_EVENTS); a subscriber whose
+  inbox overflows ends with reason FELL_BEHIND.
+- A revoked token ends its streams at once (F16): a revocation is announced
+  on the workspace's channel, and each class authenticates again; a revoked
+  or expired token ends with UNAUTHENTICATED. Each event authenticates too.
+
+A stream that ends sends graphql-transport-ws ``next`` with the error (its
+``extensions.code``), then ``complete``: the operation ends, the connection
+(and the client's other subscriptions on it) stays open.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+import asyncio
+import functools
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Hashable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, Generic, Protocol, TypeVar
 
 import strawberry
 
-from mneia.errors import NotFound
+from mneia.errors import Interrupted, NotFound
 from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
-from mneia.storage import dispute, notification, project, proposal
+from mneia.storage import dispute, failures, notification, project, proposal
 from mneia.storage.database import Tx
+from mneia.storage.notification import FellBehind
+from mneia.storage.token import digest
+
+CATCH_UP_PAUSE = 0.5
+KEEP_SEEN = 4096  # numbers a subscriber remembers above its floor before it raises the floor
+
+log = logging.getLogger("mneia.subscription")
 
 
-class _InProject(Protocol):
+class _Numbered(Protocol):
+    @property
+    def seq(self) -> int: ...
+
     @property
     def project_id(self) -> Any: ...
 
 
-R = TypeVar("R", bound=_InProject)
+R = TypeVar("R", bound=_Numbered)
+V = TypeVar("V")
+
+
+class _Read(Generic[V]):
+    """One transaction, authenticated with one token, open while any subscriber of that token uses it."""
+
+    def __init__(self, context: Context, work: Callable[[Tx], Awaitable[V]]) -> None:
+        self.members = 0
+        self.released = asyncio.Event()
+        self.result: asyncio.Future[tuple[Context, V]] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.create_task(self._run(context, work), name="mneia-shared-read")
+
+    async def _run(self, context: Context, work: Callable[[Tx], Awaitable[V]]) -> None:
+        try:
+            async with context.authenticated() as tx:
+                self.result.set_result((context, await work(tx)))
+                await self.released.wait()
+        except BaseException as error:
+            if not self.result.done():
+                self.result.set_exception(error)
+            elif not isinstance(error, asyncio.CancelledError):
+                log.warning("a shared read failed after it was read: %r", error)
+
+
+class _Reads:
+    """The shared reads open now, by token digest and what they read."""
+
+    def __init__(self) -> None:
+        self._open: dict[Hashable, _Read[Any]] = {}
+
+    @asynccontextmanager
+    async def joined(
+        self, context: Context, what: Hashable, work: Callable[[Tx], Awaitable[V]]
+    ) -> AsyncIterator[tuple[Context, V]]:
+        """``work`` read under ``context``'s token, once for all who join meanwhile: (its context, result)."""
+        token = context.token()
+        key = (id(context.engine), digest(token or ""), what)
+        read = self._open.get(key)
+        if read is None:
+            read = self._open[key] = _Read(Context(engine=context.engine, bearer=token), work)
+        read.members += 1
+        try:
+            yield await asyncio.shield(read.result)
+        finally:
+            read.members -= 1
+            if read.members == 0:
+                if self._open.get(key) is read:
+                    del self._open[key]
+                read.released.set()
+
+
+_reads = _Reads()
+
+
+class _Seen:
+    """The numbers a subscriber has taken; catch-up reads above ``floor``.
+
+    ``floor`` starts at the high-water mark when the subscription began and
+    rises only when the set is trimmed, so catch-up covers everything since.
+    """
+
+    def __init__(self, floor: int) -> None:
+        self.floor = floor
+        self._numbers: set[int] = set()
+
+    def __contains__(self, seq: object) -> bool:
+        return seq in self._numbers
+
+    def take(self, seq: int) -> bool:
+        """True the first time ``seq`` is taken."""
+        if seq in self._numbers:
+            return False
+        self._numbers.add(seq)
+        if len(self._numbers) > 2 * KEEP_SEEN:
+            ordered = sorted(self._numbers)
+            self.floor = max(self.floor, ordered[-KEEP_SEEN - 1])
+            self._numbers = set(ordered[-KEEP_SEEN:])
+        return True
 
 
 async def _announced(
@@ -35,35 +145,112 @@ async def _announced(
     kind: str,
     project_id: strawberry.ID | None,
     fetch: Callable[[Tx, int], Awaitable[R | None]],
+    since: Callable[[Tx, int], Awaitable[list[R]]],
 ) -> AsyncGenerator[R, None]:
     project_key = parse_id(project_id, "projectId") if project_id is not None else None
-    async with context.authenticated() as tx:
-        if project_key is not None and await project.get(tx, project_key) is None:
-            raise NotFound("project", project_id)
-        channel = await notification.channel(tx)
-    assert channel is not None, "an authenticated transaction knows its workspace's channel"
-    assert context.hub is not None, "subscriptions need the application's notification hub"
-    async with context.hub.subscription(channel) as queue:
+    hub = context.hub
+    assert hub is not None, "subscriptions need the application's notification hub"
+
+    def wanted(record: R | None) -> bool:
+        return record is not None and project_key in (None, record.project_id)
+
+    async with AsyncExitStack() as stack:
+        async with context.authenticated() as tx:
+            if project_key is not None and await project.get(tx, project_key) is None:
+                raise NotFound("project", project_id)
+            channel = await notification.channel(tx)
+            assert channel is not None, "an authenticated transaction knows its workspace's channel"
+            inbox = await stack.enter_async_context(hub.subscription(channel))
+            # Read once the hub listens: what is numbered above this is announced, or caught up.
+            seen = _Seen(await notification.high_water(tx))
+
         while True:
-            note = await queue.get()
-            if note.kind != kind:
-                continue
-            # The lock and the transaction stay held while the event's fields resolve.
+            try:
+                note = await inbox.get()
+            except FellBehind as behind:
+                raise Interrupted(
+                    f"fell behind: more than {behind.limit} events were waiting for this subscriber;"
+                    " it was disconnected and may have missed some. Subscribe again.",
+                    reason="FELL_BEHIND",
+                ) from behind
+            if note.kind == notification.TOKEN:
+                # Authenticate again, once per token: a revoked token ends the stream here.
+                async with _reads.joined(context, note, _nothing):
+                    continue
+            missed = note.kind == notification.INTERRUPTED
+            if note.kind == kind and note.seq not in seen:
+                try:
+                    async with _reads.joined(context, note, functools.partial(_one, fetch, note.seq)) as (
+                        shared,
+                        record,
+                    ):
+                        if seen.take(note.seq) and wanted(record):
+                            async with context.sharing(shared):
+                                yield record  # type: ignore[misc]  # wanted() checked it is not None
+                except Exception as error:
+                    if not failures.unavailable(error):
+                        raise
+                    missed = True  # the database went away under this read: catch up below
+            if missed:
+                async for record in _catch_up(context, hub, seen, since):
+                    if wanted(record):
+                        yield record
+
+
+async def _one(fetch: Callable[[Tx, int], Awaitable[R | None]], seq: int, tx: Tx) -> R | None:
+    return await fetch(tx, seq)
+
+
+async def _nothing(_tx: Tx) -> None:
+    """A shared read whose only work is authenticating its token."""
+
+
+async def _catch_up(
+    context: Context,
+    hub: notification.Hub,
+    seen: _Seen,
+    since: Callable[[Tx, int], Awaitable[list[R]]],
+) -> AsyncGenerator[R, None]:
+    """What was raised above ``seen.floor`` and not taken yet, by number, under the subscriber's context.
+
+    While the database comes back (a restart leaves dead connections in the
+    pool), it tries again for up to ``RESUME_SECONDS``; then it gives up.
+    """
+    deadline = asyncio.get_running_loop().time() + notification.RESUME_SECONDS
+    while True:
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            await hub.resumed(max(remaining, 0.0))
             async with context.authenticated() as tx:
-                found = await fetch(tx, note.seq)
-                if found is not None and project_key in (None, found.project_id):
-                    yield found
+                for record in await since(tx, seen.floor):
+                    if seen.take(record.seq):
+                        yield record
+            return
+        except TimeoutError:
+            break
+        except Exception as error:
+            if not failures.unavailable(error) or remaining <= 0:
+                log.warning("catch-up failed: %r", error)
+                break
+            await asyncio.sleep(CATCH_UP_PAUSE)
+    raise Interrupted(
+        "events may have been missed while the database was unreachable, and could not be read"
+        " again; the subscription ended. Subscribe again.",
+        reason="MISSED_EVENTS",
+    )
 
 
 async def dispute_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Dispute, None]:
-    async for record in _announced(info.context, "dispute", project_id, dispute.by_seq):
+    announced = _announced(info.context, notification.DISPUTE, project_id, dispute.by_seq, dispute.since)
+    async for record in announced:
         yield Dispute.of(record)
 
 
 async def proposal_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Proposal, None]:
-    async for record in _announced(info.context, "proposal", project_id, proposal.by_seq):
+    announced = _announced(info.context, notification.PROPOSAL, project_id, proposal.by_seq, proposal.since)
+    async for record in announced:
         yield Proposal.of(record)

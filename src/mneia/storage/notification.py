@@ -8,7 +8,12 @@ its own context before it shows anything.
 
 One listening connection per process serves every channel its subscribers
 need, LISTENing while a channel has a subscriber and reconnecting (and
-LISTENing again) after a failure.
+LISTENing again) after a failure. What must stay true (F6):
+- nothing is lost silently: when the listening connection is lost, every
+  inbox gets an ``INTERRUPTED`` announcement first, so its subscriber knows
+  to catch up, by number, once the hub listens again (``resumed``);
+- an inbox is bounded: a subscriber more than ``QUEUE_SIZE`` announcements
+  behind is told so (``FellBehind``) instead of losing some of them.
 """
 
 from __future__ import annotations
@@ -30,15 +35,38 @@ from mneia.storage.database import Tx
 RETRY_SECONDS = 1.0
 READY_SECONDS = 10.0
 QUEUE_SIZE = 1000
+RESUME_SECONDS = 30.0  # how long a subscriber waits for the hub to listen again before it gives up
+
+# The kinds an announcement may carry: a row's (its table's number) or a revoked token's.
+DISPUTE = "dispute"
+PROPOSAL = "proposal"
+TOKEN = "token"
+# The hub's own: the listening connection was lost, announcements may have been missed.
+INTERRUPTED = "interrupted"
 
 log = logging.getLogger("mneia.notification")
 
 _CHANNEL = text("SELECT mneia_channel()")
+_HIGH_WATER = text("SELECT coalesce(pg_sequence_last_value('announcement_seq'), 0)")
 
 
 async def channel(tx: Tx) -> str | None:
     """The announcement channel of the transaction's workspace; None when it is bound to nobody."""
     return (await tx.execute(_CHANNEL)).scalar()
+
+
+async def high_water(tx: Tx) -> int:
+    """The last number handed out so far: whatever is announced from now on is numbered above it,
+    or was already being written."""
+    return int((await tx.execute(_HIGH_WATER)).scalar_one())
+
+
+class FellBehind(Exception):
+    """A subscriber's inbox overflowed: it was more than ``limit`` announcements behind."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} announcements were waiting")
+        self.limit = limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +82,39 @@ class Announcement:
         return cls(data["kind"], int(data["seq"]))
 
 
+INTERRUPTION = Announcement(INTERRUPTED, 0)
+
+
+class Inbox:
+    """One subscriber's announcements, in order, at most ``limit`` waiting.
+
+    Filing never blocks the hub: an inbox that is full stops taking
+    announcements, and its reader gets ``FellBehind`` at its next ``get``.
+    """
+
+    def __init__(self, limit: int = QUEUE_SIZE) -> None:
+        self.limit = limit
+        self.behind = False
+        self._queue: asyncio.Queue[Announcement] = asyncio.Queue()
+
+    def file(self, announcement: Announcement) -> None:
+        if self.behind:
+            return
+        if self._queue.qsize() >= self.limit:
+            self.behind = True
+            self._queue.put_nowait(INTERRUPTION)  # wakes a reader waiting in get()
+            log.warning("a subscriber fell %d announcements behind; it is disconnected", self.limit)
+            return
+        self._queue.put_nowait(announcement)
+
+    async def get(self) -> Announcement:
+        if not self.behind:
+            announcement = await self._queue.get()
+            if not self.behind:
+                return announcement
+        raise FellBehind(self.limit)
+
+
 def _dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
@@ -61,9 +122,10 @@ def _dsn(url: str) -> str:
 class Hub:
     """Listens on a channel while anyone subscribes to it; closes when the last subscriber leaves."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, queue_size: int = QUEUE_SIZE) -> None:
         self._dsn = _dsn(url)
-        self._channels: dict[str, set[asyncio.Queue[Announcement]]] = {}
+        self.queue_size = queue_size  # of each inbox that joins from now on
+        self._channels: dict[str, set[Inbox]] = {}
         self._connection: asyncpg.Connection | None = None
         self._connected = asyncio.Event()
         self._lock = asyncio.Lock()  # LISTEN, UNLISTEN and the (re)connection's LISTENs, one at a time
@@ -71,24 +133,29 @@ class Hub:
 
     @property
     def subscribers(self) -> int:
-        return sum(len(queues) for queues in self._channels.values())
+        return sum(len(inboxes) for inboxes in self._channels.values())
 
     @contextlib.asynccontextmanager
-    async def subscription(self, name: str) -> AsyncIterator[asyncio.Queue[Announcement]]:
-        """A queue of every announcement on ``name`` from the moment the hub listens to it."""
-        queue: asyncio.Queue[Announcement] = asyncio.Queue(maxsize=QUEUE_SIZE)
-        await self._join(name, queue)
+    async def subscription(self, name: str) -> AsyncIterator[Inbox]:
+        """An inbox of every announcement on ``name`` from the moment the hub listens to it."""
+        inbox = Inbox(self.queue_size)
+        await self._join(name, inbox)
         try:
-            yield queue
+            yield inbox
         finally:
-            await self._leave(name, queue)
+            await self._leave(name, inbox)
+
+    async def resumed(self, within: float = RESUME_SECONDS) -> None:
+        """Return once the hub listens again after an interruption; TimeoutError if not ``within`` seconds."""
+        async with asyncio.timeout(within):
+            await self._connected.wait()
 
     def _running(self) -> asyncio.Task[None]:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._listen(), name="mneia-listen")
         return self._task
 
-    async def _join(self, name: str, queue: asyncio.Queue[Announcement]) -> None:
+    async def _join(self, name: str, inbox: Inbox) -> None:
         deadline = asyncio.get_running_loop().time() + READY_SECONDS
         while True:
             task = self._running()
@@ -105,21 +172,21 @@ class Hub:
             async with self._lock:
                 if not self._connected.is_set() or self._connection is None:
                     continue  # lost meanwhile: the reconnection LISTENs again
-                queues = self._channels.setdefault(name, set())
-                if not queues:
+                inboxes = self._channels.setdefault(name, set())
+                if not inboxes:
                     try:
                         await self._connection.add_listener(name, self._deliver)
                     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                         del self._channels[name]
                         continue
-                queues.add(queue)
+                inboxes.add(inbox)
                 return
 
-    async def _leave(self, name: str, queue: asyncio.Queue[Announcement]) -> None:
+    async def _leave(self, name: str, inbox: Inbox) -> None:
         async with self._lock:
-            queues = self._channels.get(name, set())
-            queues.discard(queue)
-            if queues:
+            inboxes = self._channels.get(name, set())
+            inboxes.discard(inbox)
+            if inboxes:
                 return
             self._channels.pop(name, None)
             if self._channels:
@@ -136,11 +203,8 @@ class Hub:
         except (ValueError, KeyError, TypeError):
             log.warning("ignored a malformed announcement on %s: %r", name, payload)
             return
-        for queue in list(self._channels.get(name, ())):
-            try:
-                queue.put_nowait(announcement)
-            except asyncio.QueueFull:
-                log.warning("a subscriber is %d announcements behind; dropped one", queue.qsize())
+        for inbox in list(self._channels.get(name, ())):
+            inbox.file(announcement)
 
     async def _listen(self) -> None:
         """Hold a listening connection open, reconnecting (and LISTENing again) after a failure."""
@@ -163,6 +227,12 @@ class Hub:
                 log.warning("cannot listen for announcements (%s); retrying", error)
                 await asyncio.sleep(RETRY_SECONDS)
             finally:
+                if self._connected.is_set():
+                    # Announcements may be missed from now until the hub listens again:
+                    # say so in every inbox, ahead of anything the next connection hears.
+                    for inboxes in self._channels.values():
+                        for inbox in inboxes:
+                            inbox.file(INTERRUPTION)
                 self._connected.clear()
                 self._connection = None
                 if connection is not None and not connection.is_closed():

@@ -109,6 +109,16 @@ async def by_seq(tx: Tx, seq: int) -> ProposalRecord | None:
     return from_row(ProposalRecord, row) if row else None
 
 
+async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
+    """The announced proposals numbered above ``seq`` that the caller can see, in number order (catch-up)."""
+    query = (
+        select(*_COLUMNS)
+        .where(proposals.c.workspace_id == tx.workspace_id, proposals.c.seq > seq)
+        .order_by(proposals.c.seq)
+    )
+    return [from_row(ProposalRecord, row) for row in await tx.execute(query)]
+
+
 async def lock(tx: Tx, proposal_id: uuid.UUID) -> ProposalRecord | None:
     """A visible proposal, row-locked so that two deciders cannot both decide it."""
     row = (await tx.execute(select(*_COLUMNS).where(proposals.c.id == proposal_id).with_for_update())).first()
