@@ -42,7 +42,9 @@ from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, failures, notification, project, proposal
 from mneia.storage.database import Tx
+from mneia.storage.dispute import DisputeRecord
 from mneia.storage.notification import FellBehind
+from mneia.storage.proposal import ProposalRecord
 from mneia.storage.token import digest
 
 CATCH_UP_PAUSE = 0.5
@@ -66,16 +68,18 @@ V = TypeVar("V")
 class _Read(Generic[V]):
     """One transaction, authenticated with one token, open while any subscriber of that token uses it."""
 
-    def __init__(self, context: Context, work: Callable[[Tx], Awaitable[V]]) -> None:
+    def __init__(self, context: Context, work: Callable[[Context, Tx], Awaitable[V]]) -> None:
         self.members = 0
         self.released = asyncio.Event()
         self.result: asyncio.Future[tuple[Context, V]] = asyncio.get_running_loop().create_future()
+        # Every member may have left before a failure: it is theirs, not the loop's to report.
+        self.result.add_done_callback(lambda done: done.cancelled() or done.exception())
         self.task = asyncio.create_task(self._run(context, work), name="mneia-shared-read")
 
-    async def _run(self, context: Context, work: Callable[[Tx], Awaitable[V]]) -> None:
+    async def _run(self, context: Context, work: Callable[[Context, Tx], Awaitable[V]]) -> None:
         try:
             async with context.authenticated() as tx:
-                self.result.set_result((context, await work(tx)))
+                self.result.set_result((context, await work(context, tx)))
                 await self.released.wait()
         except BaseException as error:
             if not self.result.done():
@@ -92,7 +96,7 @@ class _Reads:
 
     @asynccontextmanager
     async def joined(
-        self, context: Context, what: Hashable, work: Callable[[Tx], Awaitable[V]]
+        self, context: Context, what: Hashable, work: Callable[[Context, Tx], Awaitable[V]]
     ) -> AsyncIterator[tuple[Context, V]]:
         """``work`` read under ``context``'s token, once for all who join meanwhile: (its context, result)."""
         token = context.token()
@@ -145,6 +149,7 @@ async def _announced(
     kind: str,
     project_id: strawberry.ID | None,
     fetch: Callable[[Tx, int], Awaitable[R | None]],
+    warm: Callable[[Context, R], Awaitable[object]],
     since: Callable[[Tx, int], Awaitable[list[R]]],
 ) -> AsyncGenerator[R, None]:
     project_key = parse_id(project_id, "projectId") if project_id is not None else None
@@ -180,7 +185,9 @@ async def _announced(
             missed = note.kind == notification.INTERRUPTED
             if note.kind == kind and note.seq not in seen:
                 try:
-                    async with _reads.joined(context, note, functools.partial(_one, fetch, note.seq)) as (
+                    async with _reads.joined(
+                        context, note, functools.partial(_one, fetch, warm, note.seq)
+                    ) as (
                         shared,
                         record,
                     ):
@@ -197,11 +204,37 @@ async def _announced(
                         yield record
 
 
-async def _one(fetch: Callable[[Tx, int], Awaitable[R | None]], seq: int, tx: Tx) -> R | None:
-    return await fetch(tx, seq)
+async def _one(
+    fetch: Callable[[Tx, int], Awaitable[R | None]],
+    warm: Callable[[Context, R], Awaitable[object]],
+    seq: int,
+    context: Context,
+    tx: Tx,
+) -> R | None:
+    """The announced row, and what its fields point at, loaded into the class's loaders.
+
+    Every subscriber of the class then resolves those fields from done futures,
+    without waiting on the database in turn.
+    """
+    found = await fetch(tx, seq)
+    if found is not None:
+        await warm(context, found)
+    return found
 
 
-async def _nothing(_tx: Tx) -> None:
+def _warm_dispute(context: Context, record: DisputeRecord) -> Awaitable[object]:
+    items = [record.item_id, record.contested_id, *filter(None, [record.kept_item_id])]
+    actors = [record.raised_by, *filter(None, [record.resolved_by])]
+    return asyncio.gather(context.loaders.item.load_many(items), context.loaders.actor.load_many(actors))
+
+
+def _warm_proposal(context: Context, record: ProposalRecord) -> Awaitable[object]:
+    items = [record.target_id, *filter(None, [record.result_id])]
+    actors = [record.proposed_by, *filter(None, [record.decided_by])]
+    return asyncio.gather(context.loaders.item.load_many(items), context.loaders.actor.load_many(actors))
+
+
+async def _nothing(_context: Context, _tx: Tx) -> None:
     """A shared read whose only work is authenticating its token."""
 
 
@@ -243,7 +276,9 @@ async def _catch_up(
 async def dispute_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Dispute, None]:
-    announced = _announced(info.context, notification.DISPUTE, project_id, dispute.by_seq, dispute.since)
+    announced = _announced(
+        info.context, notification.DISPUTE, project_id, dispute.by_seq, _warm_dispute, dispute.since
+    )
     async for record in announced:
         yield Dispute.of(record)
 
@@ -251,6 +286,8 @@ async def dispute_raised(
 async def proposal_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Proposal, None]:
-    announced = _announced(info.context, notification.PROPOSAL, project_id, proposal.by_seq, proposal.since)
+    announced = _announced(
+        info.context, notification.PROPOSAL, project_id, proposal.by_seq, _warm_proposal, proposal.since
+    )
     async for record in announced:
         yield Proposal.of(record)
