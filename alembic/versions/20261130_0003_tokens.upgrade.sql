@@ -22,7 +22,8 @@ CREATE OR REPLACE FUNCTION public.mneia_announce_revocation()
 AS $function$
   BEGIN
     PERFORM pg_notify(public.mneia_channel_of(NEW.workspace_id),
-                      json_build_object('kind', 'token', 'seq', nextval('public.announcement_seq'))::text);
+                      json_build_object('kind', 'token', 'seq', nextval('public.announcement_seq'),
+                                        'subject', NEW.id)::text);
     RETURN NULL;
   END
   $function$;

@@ -16,8 +16,9 @@ a sealed context before anyone sees it. What must stay true:
   SUBSCRIPTION_INTERRUPTED (reason MISSED_EVENTS); a subscriber whose
   inbox overflows ends with reason FELL_BEHIND.
 - A revoked token ends its streams at once (F16): a revocation is announced
-  on the workspace's channel, and each class authenticates again; a revoked
-  or expired token ends with UNAUTHENTICATED. Each event authenticates too.
+  on the workspace's channel with the token's id, and the class presenting
+  that token authenticates again; a revoked or expired token ends with
+  UNAUTHENTICATED. Each event authenticates too.
 
 A stream that ends sends graphql-transport-ws ``next`` with the error (its
 ``extensions.code``), then ``complete``: the operation ends, the connection
@@ -40,12 +41,11 @@ from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
-from mneia.storage import dispute, failures, notification, project, proposal
+from mneia.storage import dispute, failures, notification, project, proposal, token
 from mneia.storage.database import Tx
 from mneia.storage.dispute import DisputeRecord
 from mneia.storage.notification import FellBehind
 from mneia.storage.proposal import ProposalRecord
-from mneia.storage.token import digest
 
 CATCH_UP_PAUSE = 0.5
 KEEP_SEEN = 4096  # numbers a subscriber remembers above its floor before it raises the floor
@@ -99,11 +99,11 @@ class _Reads:
         self, context: Context, what: Hashable, work: Callable[[Context, Tx], Awaitable[V]]
     ) -> AsyncIterator[tuple[Context, V]]:
         """``work`` read under ``context``'s token, once for all who join meanwhile: (its context, result)."""
-        token = context.token()
-        key = (id(context.engine), digest(token or ""), what)
+        secret = context.token()
+        key = (id(context.engine), token.digest(secret or ""), what)
         read = self._open.get(key)
         if read is None:
-            read = self._open[key] = _Read(Context(engine=context.engine, bearer=token), work)
+            read = self._open[key] = _Read(Context(engine=context.engine, bearer=secret), work)
         read.members += 1
         try:
             yield await asyncio.shield(read.result)
@@ -164,6 +164,7 @@ async def _announced(
             if project_key is not None and await project.get(tx, project_key) is None:
                 raise NotFound("project", project_id)
             channel = await notification.channel(tx)
+            presented = str(await token.presented(tx, context.token() or ""))
             assert channel is not None, "an authenticated transaction knows its workspace's channel"
             inbox = await stack.enter_async_context(hub.subscription(channel))
             # Read once the hub listens: what is numbered above this is announced, or caught up.
@@ -179,9 +180,11 @@ async def _announced(
                     reason="FELL_BEHIND",
                 ) from behind
             if note.kind == notification.TOKEN:
-                # Authenticate again, once per token: a revoked token ends the stream here.
-                async with _reads.joined(context, note, _nothing):
-                    continue
+                if note.subject in (None, presented):
+                    # Authenticate again, once per token: the revoked token ends the stream here.
+                    async with _reads.joined(context, note, _nothing):
+                        pass
+                continue
             missed = note.kind == notification.INTERRUPTED
             if note.kind == kind and note.seq not in seen:
                 try:

@@ -73,13 +73,15 @@ class FellBehind(Exception):
 class Announcement:
     kind: str
     seq: int
+    subject: str | None = None  # what a TOKEN announcement is about: the revoked token's id
 
     @classmethod
     def parse(cls, payload: str) -> Announcement:
         data = json.loads(payload)
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             raise ValueError("not an announcement")
-        return cls(data["kind"], int(data["seq"]))
+        subject = data.get("subject")
+        return cls(data["kind"], int(data["seq"]), str(subject) if subject is not None else None)
 
 
 INTERRUPTION = Announcement(INTERRUPTED, 0)

@@ -40,16 +40,18 @@ CREATE TRIGGER disputes_announce AFTER INSERT ON disputes
 CREATE TRIGGER proposals_announce AFTER INSERT ON proposals
   FOR EACH ROW EXECUTE FUNCTION public.mneia_announce('proposal');
 
--- A revoked token (F16): every subscriber on the workspace's channel checks
--- its own token again at once, instead of at its next event. The payload
--- names no token, only a fresh number.
+-- A revoked token (F16): the subscribers presenting it authenticate again at
+-- once, instead of at their next event. The payload names the token by its
+-- id (never its digest), which only the workspace's bound transactions can
+-- hear, and a fresh number.
 CREATE FUNCTION public.mneia_announce_revocation() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   BEGIN
     PERFORM pg_notify(public.mneia_channel_of(NEW.workspace_id),
-                      json_build_object('kind', 'token', 'seq', nextval('public.announcement_seq'))::text);
+                      json_build_object('kind', 'token', 'seq', nextval('public.announcement_seq'),
+                                        'subject', NEW.id)::text);
     RETURN NULL;
   END
   $$;
