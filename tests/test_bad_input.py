@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from graphql import GraphQLObjectType, get_named_type, is_leaf_type, is_required_argument
 from mneia.resolvers.root import build_schema
@@ -26,12 +27,15 @@ from mneia.storage.item import ItemRecord
 from tests.graphql import Api, World
 from tests.support import (
     ASSERT_ITEM,
+    CHECK_VIOLATION,
     CONFIRM_ITEM,
     RETIRE_ITEM,
     as_owner,
     assert_code,
+    constraint_of,
     database_state,
     refused_as_bad_input,
+    sqlstate,
 )
 
 SCHEMA = build_schema()._schema
@@ -373,8 +377,6 @@ async def test_f4_a_decay_no_calendar_reaches_never_breaks_a_listing(
 @pytest.mark.parametrize(
     ("column", "value"),
     [
-        ("valid_from", "-infinity"),
-        ("valid_to", "infinity"),
         ("last_verified_at", "infinity"),
         ("last_verified_at", "-infinity"),
         ("last_verified_at", "0001-01-01 00:00:00+00"),
@@ -400,6 +402,32 @@ async def test_f4_timestamps_at_the_ends_of_time_never_break_a_read(
     seen = await read_everything(api, world, made["id"])
     assert seen["item"]["id"] == made["id"]
     assert isinstance(seen["item"]["stale"], bool)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("valid_from", "-infinity"),
+        ("valid_to", "infinity"),
+        ("valid_from", "10000-01-01 00:00:00+00"),
+        ("decay_after", "1000000000 days"),
+    ],
+)
+async def test_f4_the_database_refuses_what_a_caller_chooses_and_could_not_read_back(
+    api: Api, world: World, column: str, value: str
+) -> None:
+    """Even an administrator's write cannot store a validity or decay the driver fails to decode."""
+    made = await api.assert_item(world.agent.token, projectId=world.project_id, statement="Edge")
+    kind = "interval" if column == "decay_after" else "timestamptz"
+    with pytest.raises(DBAPIError) as refused:
+        await admin_write(
+            api,
+            f"UPDATE items SET {column} = CAST(CAST(:value AS text) AS {kind}) WHERE id = :id",
+            value=value,
+            id=made["id"],
+        )
+    assert sqlstate(refused.value) == CHECK_VIOLATION
+    assert constraint_of(refused.value) in {"items_validity_readable", "items_decay_readable"}
 
 
 def record_decaying(since: datetime, decay: timedelta) -> ItemRecord:

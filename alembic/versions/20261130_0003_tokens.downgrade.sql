@@ -4,6 +4,8 @@
 SET LOCAL search_path = public, pg_catalog, pg_temp;
 SET LOCAL ROLE mneia_owner;
 SET LOCAL check_function_bodies = off;
+ALTER TABLE items DROP CONSTRAINT items_decay_readable;
+ALTER TABLE items DROP CONSTRAINT items_validity_readable;
 DROP TRIGGER api_tokens_announce ON api_tokens;
 DROP TRIGGER api_tokens_guard ON api_tokens;
 DROP POLICY token_read ON api_tokens;

@@ -11,7 +11,10 @@ Create Date: 2026-11-30
   its own (policies ``token_read``, ``token_revoke``); a revocation is by
   the requesting actor, at now(), once (``mneia_token_guard``);
 - a revocation is announced on the workspace's channel, so that a
-  subscription on that token ends at once (``mneia_announce_revocation``).
+  subscription on that token ends at once (``mneia_announce_revocation``);
+- an item's validity and decay stay within what the driver reads back
+  (``items_validity_readable``, ``items_decay_readable``): no stored value
+  can break a read (F4).
 The upgrade and downgrade are the SQL files beside this one.
 """
 

@@ -196,6 +196,13 @@ CREATE TABLE items (
   CONSTRAINT items_one_successor UNIQUE (workspace_id, supersedes_id),
   CHECK (valid_to IS NULL OR valid_from IS NULL OR valid_to >= valid_from),
   CHECK (decay_after IS NULL OR decay_after > interval '0'),
+  -- What a caller chooses stays within what the driver reads back (asyncpg: years 1 to
+  -- 9999, intervals up to 999,999,999 days), so no stored value can break a read (F4).
+  -- The API refuses far less (schema/scalars.py); the times the server records are now().
+  CONSTRAINT items_validity_readable CHECK (
+    (valid_from IS NULL OR valid_from BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00')
+    AND (valid_to IS NULL OR valid_to BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00')),
+  CONSTRAINT items_decay_readable CHECK (decay_after <= interval '999999999 days'),
   CHECK (scope = 'GRANTS' OR cardinality(grant_actor_ids) = 0),
   CHECK ((confirmed_by IS NULL) = (confirmed_at IS NULL)),
   CHECK (supersedes_id IS NULL OR supersession_reason IS NOT NULL)
