@@ -1,10 +1,12 @@
-"""A real server for the tests that need one: ``mneia serve`` as a subprocess, and the
-real GraphQL clients of other ecosystems (Node: graphql-http's audit, Apollo Client,
+"""A real server for the tests that need one: ``mneia serve`` as a subprocess, the
+application under uvicorn in the test's own event loop, and the real GraphQL
+clients of other ecosystems (Node: graphql-http's audit, Apollo Client,
 graphql-ws), installed from tests/clients/package-lock.json.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -12,12 +14,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
+from starlette.applications import Starlette
 
 CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 CLIENTS = Path(__file__).resolve().parent / "clients"
@@ -89,3 +93,30 @@ def node_clients() -> str:
         )
         assert installed.returncode == 0, f"npm ci in {CLIENTS} failed:\n{installed.stderr}"
     return node
+
+
+READY = 10.0  # seconds uvicorn may take to start or stop
+
+
+@asynccontextmanager
+async def uvicorn_serving(app: Starlette) -> AsyncIterator[int]:
+    """``app`` served by uvicorn in this event loop on a free local port (yielded) until the block ends.
+
+    For what needs real sockets (graphql-transport-ws) but the test's own
+    objects too (the app's notification hub, its engine).
+    """
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(READY):
+            while not server.started:
+                assert not task.done(), "uvicorn stopped while starting"
+                await asyncio.sleep(0.01)
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, READY)
+        sock.close()

@@ -19,9 +19,11 @@ and ``confirmed_item`` (a human's ruling, made either way R3 allows).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -30,8 +32,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import OWNER_ROLE
+from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items, metadata
 from mneia.storage.token import digest
+from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Who
 
 if TYPE_CHECKING:
@@ -302,3 +306,34 @@ def supersession(
     """The variables of ``SUPERSEDE``: replace ``target_id`` by a FACT with ``statement``."""
     replacement = {"projectId": project_id, "kind": "FACT", "statement": statement, **fields}
     return {"i": {"targetId": target_id, "reason": reason, "replacement": replacement}}
+
+
+def item_record(**changes: Any) -> ItemRecord:
+    """An ACTIVE, unruled item as storage reads it, for the rules asked of records directly."""
+    record = ItemRecord(
+        id=uuid.uuid4(),
+        project_id=uuid.uuid4(),
+        kind=ItemKind.FACT,
+        statement="x",
+        details=None,
+        basis=None,
+        confidence=None,
+        status=ItemStatus.ACTIVE,
+        status_reason=None,
+        scope=Scope.PROJECT,
+        grant_actor_ids=[],
+        asserted_by=uuid.uuid4(),
+        asserted_at=datetime.now(UTC),
+        session_id=None,
+        valid_from=None,
+        valid_to=None,
+        decay_after=None,
+        last_verified_at=None,
+        load_bearing=False,
+        load_bearing_suggested=False,
+        confirmed_by=None,
+        confirmed_at=None,
+        supersedes_id=None,
+        supersession_reason=None,
+    )
+    return dataclasses.replace(record, **changes)

@@ -7,7 +7,6 @@ calls these; the database asks the same questions again
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from datetime import UTC, datetime
 
@@ -27,6 +26,7 @@ from mneia.errors import Conflict, HumanRequired
 from mneia.storage.actor import ActorRecord
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ActorKind, ItemKind, ItemStatus, Scope
+from tests.support import item_record
 
 WORKSPACE = uuid.uuid4()
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -35,33 +35,7 @@ AGENT = ActorRecord(WORKSPACE, uuid.uuid4(), ActorKind.AGENT, "coder", NOW)
 
 
 def an_item(**changes: object) -> ItemRecord:
-    record = ItemRecord(
-        id=uuid.uuid4(),
-        project_id=uuid.uuid4(),
-        kind=ItemKind.CONSTRAINT,
-        statement="Keep the public API backwards compatible",
-        details=None,
-        basis=None,
-        confidence=None,
-        status=ItemStatus.ACTIVE,
-        status_reason=None,
-        scope=Scope.PROJECT,
-        grant_actor_ids=[],
-        asserted_by=AGENT.id,
-        asserted_at=NOW,
-        session_id=None,
-        valid_from=None,
-        valid_to=None,
-        decay_after=None,
-        last_verified_at=None,
-        load_bearing=False,
-        load_bearing_suggested=False,
-        confirmed_by=None,
-        confirmed_at=None,
-        supersedes_id=None,
-        supersession_reason=None,
-    )
-    return dataclasses.replace(record, **changes)  # type: ignore[arg-type]
+    return item_record(**{"kind": ItemKind.CONSTRAINT, "asserted_by": AGENT.id, **changes})
 
 
 CONFIRMED = an_item(confirmed_by=HUMAN.id, confirmed_at=NOW)

@@ -29,8 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.authority import keeps_audience
 from mneia.storage.ids import new_id
-from mneia.storage.item import ItemRecord, NewItem
-from mneia.vocabulary import ItemKind, ItemStatus, Scope
+from mneia.storage.item import NewItem
+from mneia.vocabulary import ItemKind, Scope
 from tests.graphql import Api, Who, World
 from tests.support import (
     CHECK_VIOLATION,
@@ -39,6 +39,7 @@ from tests.support import (
     as_caller,
     confirmed_item,
     constraint_of,
+    item_record,
     rows,
     sqlstate,
 )
@@ -579,32 +580,7 @@ async def test_r2_r7_the_audience_rule_is_the_same_in_python_and_in_the_database
             {"scope": scope, "grant_actor_ids": sorted(map(str, grants)), "asserted_by": str(asserter)}
         )
 
-    target = ItemRecord(
-        id=uuid.uuid4(),
-        project_id=uuid.uuid4(),
-        kind=ItemKind.FACT,
-        statement="x",
-        details=None,
-        basis=None,
-        confidence=None,
-        status=ItemStatus.ACTIVE,
-        status_reason=None,
-        scope=Scope(before[0]),
-        grant_actor_ids=sorted(before[1]),
-        asserted_by=before[2],
-        asserted_at=datetime.now(UTC),
-        session_id=None,
-        valid_from=None,
-        valid_to=None,
-        decay_after=None,
-        last_verified_at=None,
-        load_bearing=False,
-        load_bearing_suggested=False,
-        confirmed_by=None,
-        confirmed_at=None,
-        supersedes_id=None,
-        supersession_reason=None,
-    )
+    target = item_record(scope=Scope(before[0]), grant_actor_ids=sorted(before[1]), asserted_by=before[2])
     replacement = NewItem(
         project_id=target.project_id,
         kind=ItemKind.FACT,

@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -38,6 +36,7 @@ from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.root import MneiaSchema, build_schema
 from mneia.storage.database import create_engine
 from tests.graphql import Api, World
+from tests.live import uvicorn_serving
 from tests.support import counted
 
 QUICKLY = 1.0  # "refused in milliseconds": generous, yet the findings' queries took 33 to 50 s
@@ -387,32 +386,14 @@ async def test_parse_and_validation_errors_carry_their_code_over_post_and_get(
         assert [error["extensions"]["code"] for error in errors] == [code], errors
 
 
-def _bound_socket() -> socket.socket:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 @pytest.fixture(scope="module")
 async def websocket_url(admin_url: str) -> AsyncIterator[str]:
     """uvicorn serving the application on a free local port (graphql-transport-ws needs a real server)."""
     engine = create_engine(app_url(admin_url), pool_size=2)
-    sock = _bound_socket()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(engine, dispose_engine=False), host="127.0.0.1", log_level="warning")
-    )
-    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        async with asyncio.timeout(READY):
-            while not server.started:
-                assert not task.done(), "uvicorn stopped while starting"
-                await asyncio.sleep(0.01)
-        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
+        async with uvicorn_serving(create_app(engine, dispose_engine=False)) as port:
+            yield f"ws://127.0.0.1:{port}/graphql"
     finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, READY)
-        sock.close()
         await engine.dispose()
 
 

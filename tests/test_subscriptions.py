@@ -27,8 +27,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -38,7 +36,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import WebSocketRoute
@@ -53,6 +50,7 @@ from mneia.storage.database import create_engine
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.notification import Hub
 from tests.graphql import Api, World
+from tests.live import CLI, free_port, uvicorn_serving
 from tests.support import SUPERSEDE, counted, rows, supersession
 
 DELIVERY = 1.0  # R15: "within a second"
@@ -161,13 +159,6 @@ async def silent(sockets: list[Socket], seconds: float) -> None:
 # --- a real server in the test's event loop -------------------------------------------------------
 
 
-def bound_socket() -> socket.socket:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 @dataclass
 class Served:
     url: str
@@ -193,20 +184,10 @@ async def serving(admin_url: str) -> AsyncIterator[Served]:
     app = create_app(engine, dispose_engine=False)
     graphql = next(route.endpoint for route in app.routes if isinstance(route, WebSocketRoute))
     assert isinstance(graphql, MneiaGraphQL)
-    sock = bound_socket()
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        async with asyncio.timeout(READY):
-            while not server.started:
-                assert not task.done(), "uvicorn stopped while starting"
-                await asyncio.sleep(0.01)
-        yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub, engine)
+        async with uvicorn_serving(app) as port:
+            yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub, engine)
     finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, READY)
-        sock.close()
         await engine.dispose()
 
 
@@ -544,9 +525,8 @@ def serve_env(scratch: Path, admin_url: str) -> dict[str, str]:
 @contextlib.asynccontextmanager
 async def mneia_serve(admin_url: str, scratch: Path) -> AsyncIterator[str]:
     """``mneia serve`` as a real process; yields its websocket URL once /healthz answers."""
-    with bound_socket() as probe:
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from mneia.cli import main; main()", "serve", "--port", str(port)]
+    port = free_port()
+    command = [*CLI, "serve", "--port", str(port)]
     with (scratch / "serve.out").open("wb") as out, (scratch / "serve.err").open("wb") as err:
         process = await asyncio.create_subprocess_exec(
             *command, env=serve_env(scratch, admin_url), stdout=out, stderr=err
