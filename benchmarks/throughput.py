@@ -74,6 +74,7 @@ from mneia.storage.ids import new_id
 
 HERE = Path(__file__).resolve().parent
 LUA = HERE / "graphql.lua"
+OPERATIONS = ("assertItem", "page")
 ASSERT_TARGET_PER_S = 500.0
 ASSERT_TARGET_P99_MS = 50.0
 
@@ -476,6 +477,7 @@ class Options:
     keep: bool
     skip_sql: bool
     profile: Path | None
+    operations: list[str]
 
 
 async def build_world(url: str, base: str, options: Options, rng: random.Random) -> list[Space]:
@@ -508,10 +510,12 @@ def measure(options: Options, url: str) -> list[Line]:
             "assertItem": write_requests(scratch / "asserts.txt", asserting),
             "page": write_requests(scratch / "pages.txt", reading),
         }
+        files = {operation: files[operation] for operation in options.operations}
         raw: dict[str, tuple[Sequence[Any], Callable[[asyncpg.Connection, Any], Awaitable[None]]]] = {
             "assertItem": (asserting, raw_assert),
             "page": (reading, raw_page),
         }
+        raw = {operation: raw[operation] for operation in options.operations}
         if not options.skip_sql:
             for operation, (cases, transact) in raw.items():
                 for connections in options.connections:
@@ -585,6 +589,12 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--skip-sql", action="store_true", help="no raw-SQL ceiling")
     parser.add_argument(
+        "--operations",
+        type=lambda value: value.split(","),
+        default=list(OPERATIONS),
+        help="which to measure (default: assertItem,page)",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
         default=None,
@@ -595,6 +605,8 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.duration <= 0:
         parser.error("--repeat must be at least 1 and --duration positive")
+    if not args.operations or set(args.operations) - set(OPERATIONS):
+        parser.error(f"--operations takes {', '.join(OPERATIONS)}")
     return Options(
         args.workers,
         args.connections,
@@ -607,6 +619,7 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         args.keep,
         args.skip_sql,
         args.profile,
+        args.operations,
     )
 
 
