@@ -36,7 +36,6 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -186,9 +185,14 @@ class Line:
     connections: int
     runs: list[Run]
 
+    @property
+    def median(self) -> Run:
+        """The run with the median requests/s (the lower middle one of an even number)."""
+        return sorted(self.runs, key=lambda run: run.per_second)[(len(self.runs) - 1) // 2]
+
     def text(self) -> str:
         rates = sorted(run.per_second for run in self.runs)
-        median = sorted(self.runs, key=lambda run: run.per_second)[(len(self.runs) - 1) // 2]
+        median = self.median
         spread = f"{rates[0]:.0f}-{rates[-1]:.0f}" if len(rates) > 1 else ""
         return (
             f"{self.operation:<11}{self.path:<22}{self.connections:>5}{median.per_second:>9.0f}{spread:>12}"
@@ -556,8 +560,7 @@ def verdict(lines: Sequence[Line]) -> str:
         return "target       (not measured: needs assertItem over HTTP at 16 connections)"
     parts = []
     for line in served:
-        rate = statistics.median(run.per_second for run in line.runs)
-        p99 = statistics.median(run.p99_ms for run in line.runs)
+        rate, p99 = line.median.per_second, line.median.p99_ms
         met = rate >= ASSERT_TARGET_PER_S and p99 <= ASSERT_TARGET_P99_MS
         parts.append(f"{line.path}: {rate:.0f}/s, p99 {p99:.1f} ms, {'met' if met else 'MISSED'}")
     return (
