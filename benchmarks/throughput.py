@@ -24,6 +24,13 @@ foundation.py. Each line of the table is the median run of ``--repeat``
 wrk's (closed loop: each connection sends its next request when the answer
 arrives). A request that is not HTTP 200 or carries ``errors`` fails the
 benchmark: the figures would mean nothing.
+
+The last two columns are CPU milliseconds per request, read from /proc:
+"app" is the server's processes (for the SQL lines, the raw client), "db"
+the PostgreSQL backends connected to the bench database. On a shared
+machine they move much less than the rates do, so they say where the time
+goes. ``--profile DIR`` also records the server with py-spy during each
+measured run; ``--operations`` measures only one of the two.
 """
 
 from __future__ import annotations
