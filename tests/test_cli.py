@@ -236,6 +236,71 @@ def test_serve_with_the_embedded_server_and_a_bootstrap_beside_it(tmp_path: Path
     assert left == [], f"PostgreSQL still running for {pgdata}: {left}"
 
 
+def _workers_of(process: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    """The serving children of ``mneia serve`` (multiprocessing's resource tracker is not one)."""
+    children = psutil.Process(process.pid).children(recursive=True)
+    return [child for child in children if "spawn_main" in " ".join(child.cmdline())]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_workers_share_the_socket_and_stop_together(
+    admin_url: str, tmp_path: Path, stop: signal.Signals
+) -> None:
+    """--workers 2: two processes answer on one port; one signal to the parent stops them all."""
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    with serving(["--workers", "2"], env, tmp_path) as (process, base):
+        workers = _workers_of(process)
+        assert len(workers) == 2, [w.cmdline() for w in workers]
+        for _ in range(20):
+            assert graphql(base, "{ __typename }") == {"__typename": "Query"}
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+        gone, alive = psutil.wait_procs(workers, timeout=10)
+        assert alive == [], f"workers left running: {[w.pid for w in alive]}"
+    assert ", 2 workers" in (tmp_path / "serve.out").read_text()
+    assert "Traceback" not in (tmp_path / "serve.err").read_text()
+
+
+def test_serve_workers_with_the_embedded_server_leave_no_postgres(tmp_path: Path, data_dir: Path) -> None:
+    """Migrations and the embedded server happen once, in the parent; SIGTERM stops the workers, then it."""
+    env = cli_env(tmp_path)
+    with serving(["--workers", "2", "--data-dir", str(data_dir)], env, tmp_path) as (process, base):
+        made = mneia(
+            "admin",
+            "bootstrap",
+            "--workspace",
+            "w",
+            "--human",
+            "h",
+            "--json",
+            "--data-dir",
+            str(data_dir),
+            env=env,
+        )
+        assert made.returncode == 0, made.stderr
+        token = json.loads(made.stdout)["token"]
+        for _ in range(10):
+            assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
+        workers = _workers_of(process)
+        assert len(workers) == 2
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+        assert psutil.wait_procs(workers, timeout=10)[1] == []
+    pgdata = data_dir / "postgres"
+    assert not (pgdata / "postmaster.pid").exists()
+    left = [
+        p.pid for p in psutil.process_iter(["cmdline"]) if str(pgdata) in " ".join(p.info["cmdline"] or [])
+    ]
+    assert left == [], f"PostgreSQL still running for {pgdata}: {left}"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_serve_refuses_a_bad_number_of_workers(value: str, tmp_path: Path) -> None:
+    result = mneia("serve", "--workers", value, env=cli_env(tmp_path, DATABASE_URL=UNREACHABLE))
+    assert result.returncode == 2
+    assert "--workers" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_ci_runs_the_readme_install_and_test_line() -> None:
     script = (REPO / ".ci" / "run").read_text().splitlines()
     marker = next(i for i, line in enumerate(script) if "identical to the README" in line)

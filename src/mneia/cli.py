@@ -22,9 +22,10 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import asyncpg
 from alembic.util import CommandError
@@ -34,6 +35,9 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.config import APP_ROLE, Settings, async_url
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 CONNECT_TIMEOUT = 10.0
 T = TypeVar("T")
@@ -217,11 +221,17 @@ def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
     raise _Stop
 
 
-def serve(args: argparse.Namespace) -> None:
-    import uvicorn
-
+def worker_app(app_url: str) -> Starlette:
+    """The app of one worker process, built there: an engine cannot cross a process boundary."""
     from mneia.app import create_app
     from mneia.storage.database import create_engine
+
+    return create_app(create_engine(app_url))
+
+
+def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     settings = Settings.from_env(data_dir=args.data_dir)
     sock = listening_socket(args.host, args.port)
@@ -230,11 +240,27 @@ def serve(args: argparse.Namespace) -> None:
             migrate(db, settings)
             app_url = settings.server_url(db.admin_url)
             reachable(app_url, who=f" as {make_url(app_url).username}")
-            app = create_app(create_engine(app_url))
-            config = uvicorn.Config(app, log_level=args.log_level, access_log=args.access_log, lifespan="on")
+            # A factory, so that each worker (a spawned process) builds its own engine.
+            config = uvicorn.Config(
+                partial(worker_app, app_url),
+                factory=True,
+                workers=args.workers,
+                log_level=args.log_level,
+                access_log=args.access_log,
+                lifespan="on",
+            )
             host = f"[{args.host}]" if ":" in args.host else args.host
             port = sock.getsockname()[1]  # the real one when --port 0 let the system choose
-            print(f"mneia: serving http://{host}:{port}/graphql (database: {db.description})", flush=True)
+            workers = f", {args.workers} workers" if args.workers > 1 else ""
+            print(
+                f"mneia: serving http://{host}:{port}/graphql (database: {db.description}{workers})",
+                flush=True,
+            )
+            if args.workers > 1:
+                # The supervisor turns SIGINT and SIGTERM into a stop: it SIGTERMs every
+                # worker, waits for them, and returns, so the embedded server stops after.
+                Multiprocess(config, sockets=[sock]).run()
+                return
             # uvicorn re-raises the signal it caught once it has shut down: main()'s
             # SIGTERM handler and Python's SIGINT one turn it into an exception here.
             with suppress(_Stop, KeyboardInterrupt):
@@ -310,6 +336,12 @@ def _port(value: str) -> int:
     return int(value)
 
 
+def _workers(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of processes (1 or more)")
+    return int(value)
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("must not be empty")
@@ -337,6 +369,13 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--port", type=_port, default=8000)
     serve_cmd.add_argument("--log-level", choices=LOG_LEVELS, default="info")
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    serve_cmd.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="processes serving the same socket (default 1); migrations and the embedded "
+        "server happen once, before they start",
+    )
     _data_dir_option(serve_cmd)
     serve_cmd.set_defaults(run=serve)
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import insert, select
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors
 from mneia.vocabulary import ActorKind
@@ -30,9 +30,11 @@ class ActorRecord:
 
 _COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
 
+_BY_IDS = select(*_COLUMNS).where(one_of(actors.c.id))
+
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
-    rows = await tx.execute(select(*_COLUMNS).where(actors.c.id.in_(ids)))
+    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
     return {row.id: from_row(ActorRecord, row) for row in rows}
 
 

@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Executable
+from sqlalchemy import ColumnElement, Executable, any_, bindparam
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -101,6 +102,17 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
 
 
 R = TypeVar("R")
+
+
+def one_of(column: ColumnElement[Any], name: str = "ids") -> ColumnElement[bool]:
+    """``column = ANY(:ids)``, the ids bound as one array parameter.
+
+    Unlike ``IN`` (one placeholder per id, rendered at each execution), the
+    statement's text is the same for any number of ids: built once at import,
+    it skips SQLAlchemy's construction and cache-key work per call, and the
+    driver prepares it once per connection.
+    """
+    return column == any_(bindparam(name, type_=ARRAY(column.type)))
 
 
 def from_row(record: type[R], row: Any) -> R:

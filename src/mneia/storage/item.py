@@ -11,6 +11,7 @@ the server's role may update; the database checks who may make it
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.sql.dml import ReturningInsert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_events, items
 from mneia.vocabulary import Authority, ItemKind, ItemStatus, Scope
@@ -237,8 +239,11 @@ async def page(
     return ItemPage(records, has_next=len(rows) > first, count=count)
 
 
+_BY_IDS = select(*_COLUMNS).where(one_of(items.c.id))
+
+
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
-    rows = await tx.execute(select(*_COLUMNS).where(items.c.id.in_(ids)))
+    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
     return {row.id: _record(row) for row in rows}
 
 
@@ -316,25 +321,39 @@ def _content(new: NewItem) -> dict[str, Any]:
     return values
 
 
+_NOW = func.now()
+"""A recorded time is the database's clock, never the server's: INSERTs bind it into the statement."""
+
+
+@functools.cache
+def _insert_statement(now_columns: frozenset[str]) -> ReturningInsert[Any]:
+    """The INSERT with ``now()`` in the given columns; every other value is a parameter.
+
+    Built once per set of clock columns, so an assertion does not pay for
+    building and keying a statement (the compiled form is cached per
+    parameter names by SQLAlchemy).
+    """
+    return pg_insert(items).values({name: _NOW for name in now_columns}).returning(*_COLUMNS)
+
+
 async def _insert(tx: Tx, new: NewItem, **recorded: Any) -> ItemRecord:
     assert tx.workspace_id and tx.actor_id
     values = {"asserted_by": tx.actor_id, **_content(new), **recorded}
-    row = (
-        await tx.execute(
-            pg_insert(items).values(workspace_id=tx.workspace_id, id=new_id(), **values).returning(*_COLUMNS)
-        )
-    ).one()
+    clock = frozenset(name for name, value in values.items() if value is _NOW)
+    params = {name: value for name, value in values.items() if value is not _NOW}
+    params.update(workspace_id=tx.workspace_id, id=new_id())
+    row = (await tx.execute(_insert_statement(clock), params)).one()
     return _record(row)
 
 
 def _confirmation(tx: Tx, confirmed: bool) -> dict[str, Any]:
-    return {"confirmed_by": tx.actor_id, "confirmed_at": func.now()} if confirmed else {}
+    return {"confirmed_by": tx.actor_id, "confirmed_at": _NOW} if confirmed else {}
 
 
 def _load_bearing(tx: Tx, load_bearing: bool) -> dict[str, Any]:
     if not load_bearing:
         return {}
-    return {"load_bearing": True, "load_bearing_set_by": tx.actor_id, "load_bearing_set_at": func.now()}
+    return {"load_bearing": True, "load_bearing_set_by": tx.actor_id, "load_bearing_set_at": _NOW}
 
 
 async def create(
@@ -411,7 +430,7 @@ async def set_load_bearing(tx: Tx, item_id: uuid.UUID, load_bearing: bool) -> It
         item_id,
         load_bearing=load_bearing,
         load_bearing_set_by=tx.actor_id,
-        load_bearing_set_at=func.now(),
+        load_bearing_set_at=_NOW,
         load_bearing_suggested=False,
     )
 
@@ -450,7 +469,7 @@ async def keep(
 
 
 async def verify(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
-    return await _update(tx, item_id, last_verified_at=func.now())
+    return await _update(tx, item_id, last_verified_at=_NOW)
 
 
 _STILL_CONTESTING = text("SELECT mneia_open_disputes(CAST(:workspace AS uuid), CAST(:item AS uuid))")

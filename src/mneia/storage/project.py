@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import project_members, projects
 
@@ -23,9 +23,11 @@ class ProjectRecord:
 
 _COLUMNS = (projects.c.id, projects.c.name, projects.c.team_id)
 
+_BY_IDS = select(*_COLUMNS).where(one_of(projects.c.id))
+
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProjectRecord]:
-    rows = await tx.execute(select(*_COLUMNS).where(projects.c.id.in_(ids)))
+    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
     return {row.id: from_row(ProjectRecord, row) for row in rows}
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import clients, sessions
 
@@ -61,9 +61,11 @@ _FROM = sessions.outerjoin(
     (clients.c.workspace_id == sessions.c.workspace_id) & (clients.c.id == sessions.c.client_id),
 )
 
+_BY_IDS = select(*_COLUMNS).select_from(_FROM).where(one_of(sessions.c.id))
+
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
-    rows = await tx.execute(select(*_COLUMNS).select_from(_FROM).where(sessions.c.id.in_(ids)))
+    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
     return {row.id: from_row(SessionRecord, row) for row in rows}
 
 
