@@ -159,6 +159,13 @@ def test_database_url_with_another_scheme_is_a_usage_error(tmp_path: Path) -> No
     assert result.returncode == 2
 
 
+def test_a_malformed_cors_origin_is_a_usage_error_in_one_line(tmp_path: Path) -> None:
+    env = cli_env(tmp_path, DATABASE_URL=UNREACHABLE, MNEIA_CORS_ORIGINS="https://ok.example, not an origin")
+    result = mneia("serve", "--port", "0", env=env)
+    assert "MNEIA_CORS_ORIGINS" in one_line_error(result)
+    assert result.returncode == 2
+
+
 async def test_migrate_sets_the_app_password_safely(
     admin_url: str, admin_engine: AsyncEngine, tmp_path: Path
 ) -> None:

@@ -91,6 +91,14 @@ def _checked_url(name: str, url: str) -> str:
         raise CliError(f"{name} must be a postgresql:// URL, not {scheme}://", status=2) from None
 
 
+def _settings(args: argparse.Namespace) -> Settings:
+    """The environment's settings; a malformed one (e.g. MNEIA_CORS_ORIGINS) is a usage error."""
+    try:
+        return Settings.from_env(data_dir=args.data_dir)
+    except ValueError as exc:
+        raise CliError(str(exc), status=2) from None
+
+
 @contextmanager
 def database(settings: Settings) -> Iterator[Database]:
     """The admin database: ``DATABASE_URL``, else the embedded server (stopped on leaving)."""
@@ -233,7 +241,7 @@ def serve(args: argparse.Namespace) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    settings = Settings.from_env(data_dir=args.data_dir)
+    settings = _settings(args)
     sock = listening_socket(args.host, args.port)
     try:
         with database(settings) as db:
@@ -270,7 +278,7 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def run_migrate(args: argparse.Namespace) -> None:
-    settings = Settings.from_env(data_dir=args.data_dir)
+    settings = _settings(args)
     with database(settings) as db:
         migrate(db, settings)
         password = " and set mneia_app's password" if settings.app_password else ""
@@ -295,7 +303,7 @@ async def _as_admin(admin_url: str, act: Callable[[AsyncEngine], Awaitable[T]]) 
 
 def _admin_act(args: argparse.Namespace, what: str, act: Callable[[AsyncEngine], Awaitable[T]]) -> T:
     """Run an administrator's act on a migrated database; a failure is one line."""
-    settings = Settings.from_env(data_dir=args.data_dir)
+    settings = _settings(args)
     with database(settings) as db:
         reachable(db.admin_url)
         require_migrated(db)
