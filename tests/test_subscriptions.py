@@ -675,6 +675,31 @@ async def test_f15_r1_an_event_is_read_once_per_token_not_once_per_subscriber(
         await silent(sockets, SETTLE)
 
 
+async def test_f15_r15_subscribers_of_one_token_share_an_execution_only_when_they_ask_the_same(
+    api: Api, world: World, served: Served
+) -> None:
+    """One token, one event: an operation is executed once for every subscriber running it (the
+    same text and variables), and each other operation is executed apart, answering its own shape."""
+    brief = "subscription($p: ID) { disputeRaised(projectId: $p) { id reason } }"
+    other = "subscription($p: ID) { disputeRaised(projectId: $p) { id contested { statement } } }"
+    queries = [brief, brief, other, DISPUTE_RAISED]
+    async with contextlib.AsyncExitStack() as stack:
+        sockets = [await stack.enter_async_context(opened(served.url, world.human.token)) for _ in queries]
+        ops = [
+            await sock.subscribe(query, p=world.project_id)
+            for sock, query in zip(sockets, queries, strict=True)
+        ]
+        await served.subscribed(len(sockets))
+        contested = await api.assert_item(world.human.token, projectId=world.project_id, statement="A")
+        newcomer = await api.assert_item(world.human.token, projectId=world.project_id, statement="B")
+        made = await api.run(world.human.token, DISPUTE_ITEM, i=newcomer["id"], c=contested["id"], r="no")
+        got = [(await sock.data(op))["disputeRaised"] for sock, op in zip(sockets, ops, strict=True)]
+    dispute_id = made["disputeItem"]["id"]
+    assert got[0] == got[1] == {"id": dispute_id, "reason": "no"}
+    assert got[2] == {"id": dispute_id, "contested": {"statement": "A"}}
+    assert got[3]["item"]["statement"] == "B" and got[3]["raisedBy"] == {"id": world.human.id}
+
+
 # --- F6: nothing is lost silently -----------------------------------------------------------------
 
 

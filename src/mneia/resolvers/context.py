@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -84,6 +84,10 @@ class Context:
     _tx: Tx | None = None
     _actor: ActorRecord | None = None
     loaders: Loaders = field(init=False)
+    # While a subscription event is shared (``sharing``): the context that read it, whose
+    # ``event_results`` hold each operation's result once, for every subscriber of its token.
+    shared_by: Context | None = None
+    event_results: dict[Hashable, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.loaders = Loaders(lambda: self.tx)
@@ -163,10 +167,12 @@ class Context:
             raise ValueError("a transaction is shared only between contexts of the same token")
         async with self.lock:
             self._tx, self._actor, self.loaders, self.now = other.tx, other.actor, other.loaders, other.now
+            self.shared_by = other
             try:
                 yield other.tx
             finally:
                 self._tx = None
+                self.shared_by = None
 
     async def warm(self, records: Sequence[item.ItemRecord]) -> None:
         """Load what a list of items' provenance points at, one batched query per kind.

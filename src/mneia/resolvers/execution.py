@@ -1,4 +1,5 @@
-"""The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9).
+"""The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9),
+and executing a subscription event once for every subscriber of one token who runs the same operation.
 
 graphql-core reserves the String and ID scalars, so their parsing cannot be
 replaced. Instead every string a request carries into an argument — in its
@@ -13,8 +14,10 @@ left to GraphQL.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
+from copy import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +27,12 @@ from graphql import (
     SKIP,
     ArgumentNode,
     DocumentNode,
+    ExecutionResult,
     FieldNode,
     GraphQLError,
     Node,
     ObjectFieldNode,
+    OperationType,
     StringValueNode,
     VariableDefinitionNode,
     VariableNode,
@@ -135,6 +140,34 @@ def refused_text(document: DocumentNode, variables: dict[str, Any] | None) -> Gr
     return None
 
 
+def _event_key(executor: Any) -> Hashable | None:
+    """What makes two subscribers' executions of one shared event the same, or None when none is shared.
+
+    A shared event (``Context.sharing``) is read under one token, so one
+    visibility; the same operation text, name and variables then give the
+    same answer. The results live on the context that read the event, as long
+    as the shared read, which keeps the event's record alive: ``id`` cannot be
+    reused meanwhile.
+    """
+    if getattr(executor.context_value, "shared_by", None) is None:
+        return None
+    if executor.operation.operation is not OperationType.SUBSCRIPTION:
+        return None
+    record = getattr(executor.root_value, "record", None)
+    location = executor.operation.loc
+    if record is None or location is None:
+        return None
+    coerced = getattr(executor.variable_values, "coerced", None) or {}
+    variables = repr(sorted(coerced.items()))
+    return (id(record), location.source.body, location.start, variables)
+
+
+async def _copy_of(shared: asyncio.Future[ExecutionResult]) -> ExecutionResult:
+    result = await asyncio.shield(shared)
+    # Each subscriber's extensions replace the errors list: never share the list itself.
+    return ExecutionResult(result.data, list(result.errors) if result.errors else None, result.extensions)
+
+
 class Execution(StrawberryGraphQLCoreExecutionContext):
     @classmethod
     def build(
@@ -153,3 +186,20 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         return super().build(
             schema, document, root_value, context_value, raw_variable_values, *args, **kwargs
         )
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        key = _event_key(self)
+        if key is None:
+            return super().execute_operation(serially)
+        reader = self.context_value.shared_by
+        shared = reader.event_results.get(key)
+        if shared is None:
+            # Executed under the reading context, which outlives every subscriber's share of
+            # it: one that leaves meanwhile (its socket closed) takes nothing from the others.
+            executor = copy(self)
+            executor.context_value = reader
+            answer = StrawberryGraphQLCoreExecutionContext.execute_operation(executor, serially)
+            if not self.is_awaitable(answer):
+                return answer
+            shared = reader.event_results[key] = asyncio.ensure_future(answer)
+        return _copy_of(shared)
