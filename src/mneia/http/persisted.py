@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict
 
+from mneia.cache import ByteBudget
 from mneia.http.refusal import Refusal, bad_parameter
 
 VERSION = 1
@@ -47,37 +47,12 @@ def verify(sha256: str, query: str) -> None:
         raise bad_parameter("extensions.persistedQuery.sha256Hash", "is not the SHA-256 of the query")
 
 
-class PersistedQueries:
+class PersistedQueries(ByteBudget[str, str]):
     """Query texts by SHA-256, at most ``max_bytes`` of UTF-8 text in all."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._bytes = 0
+        super().__init__(max_bytes)
 
-    @property
-    def size(self) -> int:
-        """Bytes of query text held now."""
-        return self._bytes
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    def get(self, sha256: str) -> str | None:
-        query = self._texts.get(sha256)
-        if query is not None:
-            self._texts.move_to_end(sha256)
-        return query
-
-    def put(self, sha256: str, query: str) -> None:
-        if sha256 in self._texts:
-            self._texts.move_to_end(sha256)
-            return
-        size = len(query.encode("utf-8"))
-        if size > self.max_bytes:
-            return
-        while self._bytes + size > self.max_bytes:
-            _, oldest = self._texts.popitem(last=False)
-            self._bytes -= len(oldest.encode("utf-8"))
-        self._texts[sha256] = query
-        self._bytes += size
+    def put(self, sha256: str, query: str, weight: int | None = None) -> None:
+        """Keep ``query``, weighed by its UTF-8 bytes unless told otherwise."""
+        super().put(sha256, query, len(query.encode("utf-8")) if weight is None else weight)

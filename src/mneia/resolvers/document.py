@@ -19,7 +19,6 @@ out of a hook.
 from __future__ import annotations
 
 import sys
-from collections import OrderedDict
 from collections.abc import Iterator
 
 from graphql.language.parser import Parser
@@ -36,6 +35,7 @@ from graphql import (
     OperationType,
     SelectionSetNode,
 )
+from mneia.cache import ByteBudget
 from mneia.errors import LimitExceeded
 from mneia.resolvers.context import Context
 from mneia.resolvers.cost import measure
@@ -49,39 +49,8 @@ overlapping_fields_can_be_merged.MAX_COMPLEXITY_BUDGET = LIMITS.overlap_budget
 BYTES_PER_TOKEN = 640
 
 
-class DocumentCache:
-    """Valid documents by their text; the least recently used leave first, to stay within ``budget`` bytes."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.size = 0
-        self._entries: OrderedDict[str, tuple[DocumentNode, int]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, text: object) -> bool:
-        return text in self._entries
-
-    def get(self, text: str) -> DocumentNode | None:
-        entry = self._entries.get(text)
-        if entry is None:
-            return None
-        self._entries.move_to_end(text)
-        return entry[0]
-
-    def put(self, text: str, document: DocumentNode, weight: int) -> None:
-        """Keep ``document`` (``weight`` bytes), dropping the least recently used to make room."""
-        if weight > self.budget:
-            return
-        previous = self._entries.pop(text, None)
-        if previous is not None:
-            self.size -= previous[1]
-        while self.size + weight > self.budget:
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self.size -= dropped
-        self._entries[text] = (document, weight)
-        self.size += weight
+class DocumentCache(ByteBudget[str, DocumentNode]):
+    """Valid documents by their text, weighed by ``weight``."""
 
 
 def weight(text: str, tokens: int) -> int:
