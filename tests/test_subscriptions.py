@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 import shutil
 import signal
 import tempfile
@@ -50,7 +49,7 @@ from mneia.storage.database import create_engine
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.notification import Hub
 from tests.graphql import Api, World
-from tests.live import CLI, free_port, uvicorn_serving
+from tests.live import CLI, cli_env, free_port, uvicorn_serving
 from tests.support import SUPERSEDE, counted, rows, supersession
 
 DELIVERY = 1.0  # R15: "within a second"
@@ -513,15 +512,6 @@ async def test_r15_a_token_revoked_while_subscribed_gets_no_more_data(
 # --- R15: across server processes ---------------------------------------------------------------
 
 
-def serve_env(scratch: Path, admin_url: str) -> dict[str, str]:
-    """The subprocess sees only the database chosen here (as tests/test_cli.py does)."""
-    scrubbed = ("DATABASE_URL", "MNEIA_TEST_DATABASE_URL", "MNEIA_APP_DATABASE_URL", "MNEIA_DATA_DIR")
-    env = {name: value for name, value in os.environ.items() if name not in scrubbed}
-    env["MNEIA_DATA_DIR"] = str(scratch / "never-used")
-    env["DATABASE_URL"] = admin_url
-    return env
-
-
 @contextlib.asynccontextmanager
 async def mneia_serve(admin_url: str, scratch: Path) -> AsyncIterator[str]:
     """``mneia serve`` as a real process; yields its websocket URL once /healthz answers."""
@@ -529,7 +519,7 @@ async def mneia_serve(admin_url: str, scratch: Path) -> AsyncIterator[str]:
     command = [*CLI, "serve", "--port", str(port)]
     with (scratch / "serve.out").open("wb") as out, (scratch / "serve.err").open("wb") as err:
         process = await asyncio.create_subprocess_exec(
-            *command, env=serve_env(scratch, admin_url), stdout=out, stderr=err
+            *command, env=cli_env(scratch, DATABASE_URL=admin_url), stdout=out, stderr=err
         )
         try:
             async with httpx.AsyncClient(timeout=1) as client, asyncio.timeout(30):
