@@ -25,9 +25,10 @@ from mneia.resolvers.inputs import (
     parse_ids,
     required_text,
 )
+from mneia.resolvers.project import project_to_work_in
 from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageInfo
 from mneia.schema.proposal import Proposal
-from mneia.storage import actor, dispute, item, project, proposal, session
+from mneia.storage import actor, dispute, item, proposal, session
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemStatus, Scope
 
@@ -79,11 +80,7 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
     """Check an assertion's input and return what it states. Writes nothing."""
     context = info.context
     tx = context.tx
-    project_key = parse_id(data.project_id, f"{field}.projectId")
-    if await project.get(tx, project_key) is None:
-        raise NotFound("project", data.project_id)
-    if not await project.works_in(tx, project_key):
-        raise Forbidden(f"{field}.projectId: you are not a member of this project")
+    project_key = (await project_to_work_in(tx, data.project_id, f"{field}.projectId")).id
 
     scope = Scope(data.scope) if data.scope else Scope.PROJECT
     grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")

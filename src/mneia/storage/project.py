@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import any_, func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -71,10 +71,17 @@ async def add_member(tx: Tx, project_id: uuid.UUID, actor_id: uuid.UUID) -> None
     )
 
 
-async def works_in(tx: Tx, project_id: uuid.UUID) -> bool:
-    """Whether the current actor may write to the project (a member, directly or by its team)."""
-    result = await tx.execute(_WORKS_IN, {"project": project_id})
-    return bool(result.scalar())
+async def access(tx: Tx, project_id: uuid.UUID) -> tuple[ProjectRecord, bool] | None:
+    """The project if the actor can see it, and whether it may work in it.
+
+    Working in a project (asserting, starting sessions) takes membership,
+    directly or through the project's team, as the database bound it for this
+    transaction: one statement for both answers, on the path of every write.
+    """
+    row = (await tx.execute(_ACCESS, {"ids": [project_id]})).first()
+    if row is None:
+        return None
+    return from_row(ProjectRecord, row[:-1]), bool(row[-1])
 
 
-_WORKS_IN = text("SELECT CAST(:project AS uuid) = ANY (mneia_team_projects())")
+_ACCESS = select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects())).where(one_of(projects.c.id))
