@@ -28,7 +28,7 @@ from mneia.resolvers.inputs import (
 from mneia.resolvers.project import project_to_work_in
 from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageInfo
 from mneia.schema.proposal import Proposal
-from mneia.storage import actor, dispute, item, proposal, session
+from mneia.storage import actor, dispute, item, proposal
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemStatus, Scope
 
@@ -80,7 +80,9 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
     """Check an assertion's input and return what it states. Writes nothing."""
     context = info.context
     tx = context.tx
-    project_key = (await project_to_work_in(tx, data.project_id, f"{field}.projectId")).id
+    session_key = parse_id(data.session_id, f"{field}.sessionId") if data.session_id is not None else None
+    place = await project_to_work_in(tx, data.project_id, f"{field}.projectId", session_key)
+    project_key = place.project.id
 
     scope = Scope(data.scope) if data.scope else Scope.PROJECT
     grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")
@@ -97,10 +99,8 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
     if data.valid_from and data.valid_to and data.valid_to < data.valid_from:
         raise BadInput(f"{field}.validTo", "is before validFrom")
 
-    session_key = None
-    if data.session_id is not None:
-        session_key = parse_id(data.session_id, f"{field}.sessionId")
-        found = await session.get(tx, session_key)
+    if session_key is not None:
+        found = place.session
         if found is None:
             raise NotFound("session", data.session_id)
         if found.project_id != project_key:

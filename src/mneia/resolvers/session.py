@@ -19,7 +19,7 @@ async def get_session(info: Info, id: strawberry.ID) -> Session | None:
 
 async def start_session(info: Info, input: StartSessionInput) -> Session:
     context = info.context
-    project_key = (await project_to_work_in(context.tx, input.project_id, "input.projectId")).id
+    project_key = (await project_to_work_in(context.tx, input.project_id, "input.projectId")).project.id
     client = input.client or ClientInput()
     record = await session.start(
         context.tx,

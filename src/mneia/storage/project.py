@@ -6,11 +6,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import any_, func, insert, select
+from sqlalchemy import UUID, any_, bindparam, func, insert, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from mneia.storage import session
 from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
+from mneia.storage.session import SessionRecord
 from mneia.storage.tables import project_members, projects
 
 
@@ -71,17 +73,34 @@ async def add_member(tx: Tx, project_id: uuid.UUID, actor_id: uuid.UUID) -> None
     )
 
 
-async def access(tx: Tx, project_id: uuid.UUID) -> tuple[ProjectRecord, bool] | None:
-    """The project if the actor can see it, and whether it may work in it.
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What the actor may do in a project, and the session it names, as one statement answered."""
 
-    Working in a project (asserting, starting sessions) takes membership,
-    directly or through the project's team, as the database bound it for this
-    transaction: one statement for both answers, on the path of every write.
+    project: ProjectRecord
+    member: bool  # works in it: a member, directly or through the project's team
+    session: SessionRecord | None  # the session asked about, if the actor can see it
+
+
+async def access(tx: Tx, project_id: uuid.UUID, session_id: uuid.UUID | None = None) -> Access | None:
+    """The project if the actor can see it, whether it works in it, and the session asked about.
+
+    On the path of every write (asserting, starting a session), so one
+    statement answers all three: membership as the database bound it for
+    this transaction, the session joined in when one is named. None when the
+    actor cannot see the project.
     """
-    row = (await tx.execute(_ACCESS, {"ids": [project_id]})).first()
+    row = (await tx.execute(_ACCESS, {"ids": [project_id], "session": session_id})).first()
     if row is None:
         return None
-    return from_row(ProjectRecord, row[:-1]), bool(row[-1])
+    project_part, session_part = row[: len(_COLUMNS)], row[len(_COLUMNS) + 1 :]
+    found = from_row(SessionRecord, session_part) if session_part[0] is not None else None
+    return Access(from_row(ProjectRecord, project_part), bool(row[len(_COLUMNS)]), found)
 
 
-_ACCESS = select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects())).where(one_of(projects.c.id))
+_NAMED_SESSION = session.by_id_query(bindparam("session", type_=UUID)).subquery()
+_ACCESS = (
+    select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects()), *_NAMED_SESSION.c)
+    .select_from(projects.outerjoin(_NAMED_SESSION, true()))
+    .where(one_of(projects.c.id))
+)
