@@ -20,6 +20,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -312,6 +313,37 @@ def running_server(url: str) -> Iterator[str]:
         child.terminate()
         try:
             child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+@contextmanager
+def mneia_serve(url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The real command on a free port until the block ends; yields its base URL and process."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": url}
+    command = [sys.executable, "-m", "mneia.cli", "serve", "--port", str(port), "--log-level", "warning"]
+    child = subprocess.Popen([*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if child.poll() is not None:
+                raise SystemExit(f"mneia serve exited with status {child.returncode}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("mneia serve did not answer /healthz within 60 s")
+            time.sleep(0.1)
+        yield base, child
+    finally:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(timeout=30)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()

@@ -1,6 +1,6 @@
 """Subscription benchmark: 200 ``disputeRaised`` subscribers × 10 events, over graphql-transport-ws.
 
-The real application runs under uvicorn in a child process (``common.py``);
+The real command, ``mneia serve --workers N``, serves in a child process;
 this process holds the subscribers' websockets and raises the disputes over
 HTTP, one every ``--gap`` seconds, so that each event's fan-out is timed on
 its own. A delivery's latency runs from the moment the ``disputeItem``
@@ -44,7 +44,7 @@ from common import (
     database_server,
     fresh_database,
     gql,
-    running_server,
+    mneia_serve,
     server_version,
 )
 from websockets.asyncio.client import ClientConnection, connect
@@ -208,6 +208,7 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--tokens", default="20,200", help="distinct tokens among the subscribers, comma-separated"
     )
     parser.add_argument("--gap", type=float, default=0.25, help="seconds between two events")
+    parser.add_argument("--workers", type=int, default=1, help="mneia serve --workers (default 1)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--smoke", action="store_true", help="20 subscribers, 3 events, tokens 4 and 20")
     args = parser.parse_args(argv)
@@ -220,10 +221,11 @@ def run(args: argparse.Namespace, server: str) -> None:
     for tokens_n in [int(n) for n in args.tokens.split(",")]:
         with fresh_database(server, args.keep) as url:
             version = asyncio.run(server_version(url))
-            with running_server(url) as base:
+            with mneia_serve(url, args.workers) as (base, _):
                 figures = asyncio.run(fan_out(base, url, args.subscribers, tokens_n, args.events, args.gap))
         print(
-            f"\nPostgreSQL {version}; {args.subscribers} subscribers, {tokens_n} tokens, {args.events} events"
+            f"\nPostgreSQL {version}; {args.subscribers} subscribers, {tokens_n} tokens,"
+            f" {args.events} events, {args.workers} worker(s)"
         )
         print(HEADER)
         for series in figures:

@@ -43,7 +43,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -64,8 +63,8 @@ from common import (
     BenchmarkBroken,
     Series,
     database_server,
-    free_port,
     fresh_database,
+    mneia_serve,
     sentence,
     server_version,
     vacuum_analyze,
@@ -272,37 +271,6 @@ def cpu_use(client: psutil.Process, database: str) -> Iterator[list[CpuUse]]:
 
 # ---------------------------------------------------------------------------
 # The server: `mneia serve --workers N`, measured by wrk
-
-
-@contextmanager
-def mneia_serve(url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The real command on a free port until the block ends; yields its base URL and process."""
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": url}
-    command = [sys.executable, "-m", "mneia.cli", "serve", "--port", str(port), "--log-level", "warning"]
-    child = subprocess.Popen([*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if child.poll() is not None:
-                raise SystemExit(f"mneia serve exited with status {child.returncode}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("mneia serve did not answer /healthz within 60 s")
-            time.sleep(0.1)
-        yield base, child
-    finally:
-        child.send_signal(signal.SIGTERM)
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
 
 
 def wrk(base: str, requests: Path, connections: int, seconds: float) -> Run:
