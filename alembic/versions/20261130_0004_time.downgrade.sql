@@ -9,6 +9,7 @@ DROP FUNCTION mneia_item_event(item items, actor uuid, moment timestamp with tim
 DROP FUNCTION mneia_item_state(item items, moment timestamp with time zone);
 ALTER TABLE item_events DROP CONSTRAINT item_events_event_check;
 DROP INDEX items_asserted;
+DROP INDEX proposals_target;
 CREATE OR REPLACE FUNCTION public.mneia_items_log()
  RETURNS trigger
  LANGUAGE plpgsql

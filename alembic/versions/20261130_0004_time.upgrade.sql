@@ -29,6 +29,7 @@ ALTER TABLE item_states ENABLE ROW LEVEL SECURITY;
 ALTER TABLE item_states FORCE ROW LEVEL SECURITY;
 ALTER TABLE item_events ADD CONSTRAINT item_events_event_check CHECK ((event = ANY (ARRAY['ASSERTED'::text, 'STATUS_CHANGED'::text, 'NOTED'::text, 'CONFIRMED'::text, 'LOAD_BEARING_SET'::text, 'LOAD_BEARING_CLEARED'::text, 'LOAD_BEARING_SUGGESTED'::text, 'LOAD_BEARING_DECLINED'::text, 'VERIFIED'::text])));
 CREATE INDEX items_asserted ON public.items USING btree (workspace_id, project_id, asserted_at, id);
+CREATE INDEX proposals_target ON public.proposals USING btree (workspace_id, target_id);
 CREATE OR REPLACE FUNCTION public.mneia_item_event(item items, actor uuid, moment timestamp with time zone, kind text, was text, bearing boolean, ruled boolean, why text, extra jsonb)
  RETURNS void
  LANGUAGE sql

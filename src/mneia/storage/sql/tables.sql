@@ -295,6 +295,7 @@ CREATE TABLE proposals (
   seq bigint NOT NULL DEFAULT nextval('announcement_seq')
 );
 CREATE INDEX proposals_project ON proposals (workspace_id, project_id, status, proposed_at DESC);
+CREATE INDEX proposals_target ON proposals (workspace_id, target_id);
 CREATE UNIQUE INDEX proposals_seq ON proposals (workspace_id, seq);
 CREATE UNIQUE INDEX proposals_one_pending_load_bearing ON proposals (workspace_id, target_id)
   WHERE kind = 'LOAD_BEARING' AND status = 'PENDING';
