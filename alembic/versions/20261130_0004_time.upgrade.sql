@@ -101,6 +101,11 @@ AS $function$
           greatest(NEW.load_bearing_set_at, instant), 'LOAD_BEARING_SET', NEW.status, true,
           confirmed AND NEW.confirmed_at <= NEW.load_bearing_set_at, NULL, '{}');
       END IF;
+      IF NEW.last_verified_at > NEW.asserted_at THEN
+        PERFORM public.mneia_item_event(NEW, who, greatest(NEW.last_verified_at, instant), 'VERIFIED',
+          NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.last_verified_at,
+          confirmed AND NEW.confirmed_at <= NEW.last_verified_at, NULL, '{}');
+      END IF;
       FOR moment IN
         SELECT DISTINCT m FROM unnest(ARRAY[instant, NEW.confirmed_at, NEW.load_bearing_set_at,
                                             NEW.last_verified_at]) m
