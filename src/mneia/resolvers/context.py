@@ -8,7 +8,7 @@ per moment read (resolvers.view: a read ``asOf`` a moment gets its own).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Hashable, Sequence
+from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.errors import Unauthenticated
 from mneia.resolvers.view import Loaders, View
-from mneia.storage import item, token
+from mneia.storage import token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx, transaction
 from mneia.storage.notification import Hub
@@ -149,18 +149,6 @@ class Context:
     def view(self, moment: datetime | None = None) -> View:
         """This transaction's read at ``moment`` (None: now): what the objects read there carry (R9)."""
         return View(self, self.loaders.at(moment))
-
-    async def warm(self, records: Sequence[item.ItemRecord]) -> None:
-        """Load what a list of present items' provenance points at (View.warm)."""
-        await self.view().warm(records)
-
-    async def render(self, record: item.ItemRecord) -> str:
-        """The item as one line of text, its authority first (R4)."""
-        return await self.view().render(record)
-
-    def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
-        """A reason as this reader may see it: ids of what it cannot see are hidden (now or later)."""
-        return self.view().redact(text)
 
 
 Info = strawberry.Info[Context, None]
