@@ -270,9 +270,17 @@ def serve(url: str, port: int) -> None:
     import uvicorn
 
     from mneia.app import create_app
+    from mneia.http.transport import CoalescingHttpToolsProtocol
 
     app = create_app(create_engine(app_url(url)))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        http=CoalescingHttpToolsProtocol,
+    )
 
 
 def free_port() -> int:

@@ -9,8 +9,8 @@ HTTP, GraphQL or SQLAlchemy: what the database alone can do on this machine.
 An assertion is an agent's ``assertItem`` in its own session; a page is
 ``items(projectId:…, first:50)`` with provenance, the query of
 benchmarks/foundation.py. The raw transactions issue the statements the
-server issues for them, in the same order (authenticate; project, membership,
-session, insert / project, listing, count, actors, sessions).
+server issues for them, in the same order (authenticate; project with membership
+and session, insert / project, listing, count, actors, sessions).
 
 Run it from the checkout:
 
@@ -366,13 +366,17 @@ def profiled(server: subprocess.Popen[bytes], into: Path | None, name: str, seco
 
 _AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1)"
 _PROJECT = "SELECT projects.id, projects.name, projects.team_id FROM projects WHERE projects.id = ANY($1)"
-_WORKS_IN = "SELECT $1::uuid = ANY (mneia_team_projects())"
-_SESSIONS = (
-    "SELECT sessions.id, sessions.project_id, sessions.actor_id, clients.tool, clients.version,"
+_SESSION_COLUMNS = (
+    "sessions.id, sessions.project_id, sessions.actor_id, clients.tool, clients.version,"
     " sessions.external_id, sessions.deep_link, sessions.task, sessions.started_at, sessions.ended_at"
     " FROM sessions LEFT OUTER JOIN clients"
     " ON clients.workspace_id = sessions.workspace_id AND clients.id = sessions.client_id"
-    " WHERE sessions.id = ANY($1)"
+)
+_SESSIONS = f"SELECT {_SESSION_COLUMNS} WHERE sessions.id = ANY($1)"
+_ACCESS = (
+    "SELECT projects.id, projects.name, projects.team_id, projects.id = ANY (mneia_team_projects()), s.*"
+    f" FROM projects LEFT OUTER JOIN (SELECT {_SESSION_COLUMNS} WHERE sessions.id = $1) AS s ON true"
+    " WHERE projects.id = ANY($2)"
 )
 _ITEM_COLUMNS = (
     "id, project_id, kind, statement, details, basis, confidence, status, status_reason, scope,"
@@ -396,10 +400,9 @@ async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
         who = await connection.fetchrow(_AUTHENTICATE, token.digest(case.token))
         if who is None:
             raise BenchmarkBroken("an agent's token did not authenticate")
-        await connection.fetch(_PROJECT, [case.project_id])
-        if not await connection.fetchval(_WORKS_IN, case.project_id):
-            raise BenchmarkBroken("the agent does not work in its project")
-        await connection.fetch(_SESSIONS, [case.session_id])
+        access = await connection.fetchrow(_ACCESS, case.session_id, [case.project_id])
+        if access is None or not access[3] or access[4] != case.session_id:
+            raise BenchmarkBroken("the agent does not work in its project, or its session is not there")
         await connection.fetchrow(
             _INSERT,
             who["workspace_id"],

@@ -23,6 +23,8 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
+from mneia.http.transport import CoalescingHttpToolsProtocol
+
 CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 CLIENTS = Path(__file__).resolve().parent / "clients"
 # The subprocess must see only the database this test chooses.
@@ -108,7 +110,9 @@ async def uvicorn_serving(app: Starlette) -> AsyncIterator[int]:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", log_level="warning", http=CoalescingHttpToolsProtocol)
+    )
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(READY):

@@ -24,6 +24,7 @@ from tests.graphql import Api, Who, World
 from tests.support import (
     ADD_PROJECT_MEMBER,
     ADD_TEAM_MEMBER,
+    ASSERT_ITEM,
     CONFIRM_ITEM,
     MAKE_LOAD_BEARING,
     RETIRE_ITEM,
@@ -483,3 +484,29 @@ def test_r3_every_human_only_field_carries_the_permission_and_says_so() -> None:
     tested = {operation.split("-")[0] for operation in HUMAN_ONLY}
     assert guarded == described
     assert tested <= guarded
+
+
+START_SESSION = "mutation($i: StartSessionInput!) { startSession(input: $i) { id } }"
+
+
+async def test_r2_only_members_work_in_a_project_and_nothing_is_written(api: Api, world: World) -> None:
+    """Seeing a project (everyone in the workspace does) is not working in it: asserting and
+    starting a session take membership. The refusal names the field; a member then succeeds."""
+    outsider = await api.actor(world.human.token, "AGENT", "outsider")
+    before = await database_state(api.admin_engine)
+    refused = [
+        await api.fail(
+            outsider.token,
+            ASSERT_ITEM,
+            i={"projectId": world.project_id, "kind": "FACT", "statement": "s", "basis": "b"},
+        ),
+        await api.fail(outsider.token, START_SESSION, i={"projectId": world.project_id}),
+    ]
+    for error in refused:
+        assert_code(error, "FORBIDDEN")
+        assert "input.projectId: you are not a member of this project" in error["message"], error
+    assert await database_state(api.admin_engine) == before
+
+    await api.run(world.human.token, ADD_PROJECT_MEMBER, p=world.project_id, a=outsider.id)
+    await api.run(outsider.token, START_SESSION, i={"projectId": world.project_id})
+    await api.assert_item(outsider.token, projectId=world.project_id, statement="now a member")

@@ -7,12 +7,13 @@ or when an agent asserted it outside any session.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
 from tests.graphql import Api, World
-from tests.support import ASSERT_ITEM, database_state, refused_as_bad_input
+from tests.support import ASSERT_ITEM, assert_code, database_state, refused_as_bad_input
 
 PARTS = ("client.tool", "client.version", "externalId", "deepLink")
 FULL = {
@@ -187,6 +188,24 @@ async def test_r13_assertion_in_an_ended_session_is_refused(api: Api, world: Wor
     )
     assert ended["endSession"]["endedAt"]
     await assert_refused_session(api, world, session["id"])
+
+
+async def test_r13_assertion_in_a_session_nobody_can_see_is_not_found_and_writes_nothing(
+    api: Api, world: World
+) -> None:
+    """An unknown session id, and one of another workspace (invisible under row-level security)."""
+    elsewhere = await api.world()
+    foreign = await start(api, elsewhere.human.token, session_input(elsewhere, FULL))
+    before = await database_state(api.admin_engine)
+    for session_id in (str(uuid.uuid4()), foreign["id"]):
+        error = await api.fail(
+            world.agent.token,
+            ASSERT_ITEM,
+            i={"projectId": world.project_id, "kind": "FACT", "statement": "Lost", "sessionId": session_id},
+        )
+        assert_code(error, "NOT_FOUND")
+        assert session_id in error["message"], error
+    assert await database_state(api.admin_engine) == before
 
 
 async def test_r13_assertion_in_own_open_session_is_accepted(api: Api, world: World) -> None:

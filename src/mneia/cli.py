@@ -241,6 +241,8 @@ def serve(args: argparse.Namespace) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from mneia.http.transport import CoalescingHttpToolsProtocol
+
     settings = _settings(args)
     sock = listening_socket(args.host, args.port)
     try:
@@ -256,6 +258,7 @@ def serve(args: argparse.Namespace) -> None:
                 log_level=args.log_level,
                 access_log=args.access_log,
                 lifespan="on",
+                http=CoalescingHttpToolsProtocol,
             )
             host = f"[{args.host}]" if ":" in args.host else args.host
             port = sock.getsockname()[1]  # the real one when --port 0 let the system choose

@@ -25,9 +25,10 @@ from mneia.resolvers.inputs import (
     parse_ids,
     required_text,
 )
+from mneia.resolvers.project import project_to_work_in
 from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageInfo
 from mneia.schema.proposal import Proposal
-from mneia.storage import actor, dispute, item, project, proposal, session
+from mneia.storage import actor, dispute, item, proposal
 from mneia.storage.item import ItemRecord, NewItem
 from mneia.vocabulary import ItemStatus, Scope
 
@@ -82,11 +83,9 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
     """Check an assertion's input and return what it states. Writes nothing."""
     context = info.context
     tx = context.tx
-    project_key = parse_id(data.project_id, f"{field}.projectId")
-    if await project.get(tx, project_key) is None:
-        raise NotFound("project", data.project_id)
-    if not await project.works_in(tx, project_key):
-        raise Forbidden(f"{field}.projectId: you are not a member of this project")
+    session_key = parse_id(data.session_id, f"{field}.sessionId") if data.session_id is not None else None
+    place = await project_to_work_in(tx, data.project_id, f"{field}.projectId", session_key)
+    project_key = place.project.id
 
     scope = Scope(data.scope) if data.scope else Scope.PROJECT
     grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")
@@ -103,10 +102,8 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
     if data.valid_from and data.valid_to and data.valid_to < data.valid_from:
         raise BadInput(f"{field}.validTo", "is before validFrom")
 
-    session_key = None
-    if data.session_id is not None:
-        session_key = parse_id(data.session_id, f"{field}.sessionId")
-        found = await session.get(tx, session_key)
+    if session_key is not None:
+        found = place.session
         if found is None:
             raise NotFound("session", data.session_id)
         if found.project_id != project_key:

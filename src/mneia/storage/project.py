@@ -6,11 +6,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import UUID, any_, bindparam, func, insert, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from mneia.storage import session
 from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
+from mneia.storage.session import SessionRecord
 from mneia.storage.tables import project_members, projects
 
 
@@ -71,10 +73,34 @@ async def add_member(tx: Tx, project_id: uuid.UUID, actor_id: uuid.UUID) -> None
     )
 
 
-async def works_in(tx: Tx, project_id: uuid.UUID) -> bool:
-    """Whether the current actor may write to the project (a member, directly or by its team)."""
-    result = await tx.execute(_WORKS_IN, {"project": project_id})
-    return bool(result.scalar())
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What the actor may do in a project, and the session it names, as one statement answered."""
+
+    project: ProjectRecord
+    member: bool  # works in it: a member, directly or through the project's team
+    session: SessionRecord | None  # the session asked about, if the actor can see it
 
 
-_WORKS_IN = text("SELECT CAST(:project AS uuid) = ANY (mneia_team_projects())")
+async def access(tx: Tx, project_id: uuid.UUID, session_id: uuid.UUID | None = None) -> Access | None:
+    """The project if the actor can see it, whether it works in it, and the session asked about.
+
+    On the path of every write (asserting, starting a session), so one
+    statement answers all three: membership as the database bound it for
+    this transaction, the session joined in when one is named. None when the
+    actor cannot see the project.
+    """
+    row = (await tx.execute(_ACCESS, {"ids": [project_id], "session": session_id})).first()
+    if row is None:
+        return None
+    project_part, session_part = row[: len(_COLUMNS)], row[len(_COLUMNS) + 1 :]
+    found = from_row(SessionRecord, session_part) if session_part[0] is not None else None
+    return Access(from_row(ProjectRecord, project_part), bool(row[len(_COLUMNS)]), found)
+
+
+_NAMED_SESSION = session.by_id_query(bindparam("session", type_=UUID)).subquery()
+_ACCESS = (
+    select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects()), *_NAMED_SESSION.c)
+    .select_from(projects.outerjoin(_NAMED_SESSION, true()))
+    .where(one_of(projects.c.id))
+)

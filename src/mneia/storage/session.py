@@ -9,8 +9,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, Select, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -62,6 +63,11 @@ _FROM = sessions.outerjoin(
 )
 
 _BY_IDS = select(*_COLUMNS).select_from(_FROM).where(one_of(sessions.c.id))
+
+
+def by_id_query(session_id: ColumnElement[uuid.UUID]) -> Select[Any]:
+    """The session whose id is ``session_id`` (a bound parameter), with its client, for others to join."""
+    return select(*_COLUMNS).select_from(_FROM).where(sessions.c.id == session_id)
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
