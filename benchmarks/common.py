@@ -191,8 +191,9 @@ ITEM_COLUMNS = (
     ("confirmed_at", "timestamptz"),
     ("supersedes_id", "uuid"),
     ("supersession_reason", "text"),
+    ("last_verified_at", "timestamptz"),
 )
-OPTIONAL_COLUMNS = ("supersedes_id", "supersession_reason")
+OPTIONAL_COLUMNS = ("supersedes_id", "supersession_reason", "last_verified_at")
 
 # One statement per batch: every column travels as one array parameter. It is
 # INSERT ... SELECT FROM unnest(...) because PostgreSQL refuses COPY FROM into
@@ -202,12 +203,12 @@ _BULK_INSERT = text(
     "INSERT INTO items (workspace_id, id, project_id, kind, statement, details, basis, confidence,"
     " status, status_reason, scope, grant_actor_ids, asserted_by, asserted_at, session_id,"
     " decay_after, load_bearing, load_bearing_set_by, load_bearing_set_at, confirmed_by,"
-    " confirmed_at, supersedes_id, supersession_reason)"
+    " confirmed_at, supersedes_id, supersession_reason, last_verified_at)"
     " SELECT CAST(:ws AS uuid), id, project_id, kind, statement, details, basis, confidence,"
     " status, status_reason, scope,"
     " CASE WHEN grants = '' THEN '{}'::uuid[] ELSE string_to_array(grants, ',')::uuid[] END,"
     " asserted_by, asserted_at, session_id, decay_after, load_bearing, load_bearing_set_by,"
-    " load_bearing_set_at, confirmed_by, confirmed_at, supersedes_id, supersession_reason"
+    " load_bearing_set_at, confirmed_by, confirmed_at, supersedes_id, supersession_reason, last_verified_at"
     " FROM unnest("
     + ", ".join(f"CAST(:{name} AS {kind}[])" for name, kind in ITEM_COLUMNS)
     + ") AS t("

@@ -190,11 +190,11 @@ async def successors_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[st
 
 
 async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, Any]]:
-    """An item's events, oldest first, as the database holds them."""
+    """An item's events, oldest first (events of one instant in the order they happened), as held."""
     return await rows(
         admin_engine,
         "SELECT event, actor_id::text AS actor, at, from_status, to_status, load_bearing,"
-        " confirmed, reason FROM item_events WHERE item_id = :item ORDER BY at, id",
+        " confirmed, reason FROM item_events WHERE item_id = :item ORDER BY at, seq",
         item=item_id,
     )
 

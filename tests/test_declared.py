@@ -92,6 +92,7 @@ def check_values(definition: str) -> set[str]:
         ("proposals", "kind", vocabulary.ProposalKind),
         ("proposals", "status", vocabulary.ProposalStatus),
         ("disputes", "status", vocabulary.DisputeStatus),
+        ("item_events", "event", vocabulary.ItemEventKind),
     ],
 )
 async def test_the_vocabulary_is_what_the_database_allows(

@@ -108,6 +108,7 @@ async def test_r8_contradicting_assertion_is_disputed_and_opens_a_dispute(api: A
     assert changed_tables(before, await database_state(api.admin_engine)) == {
         "items",
         "item_events",
+        "item_states",
         "disputes",
     }
     newcomer_read = await read(api, world.agent.token, newcomer["id"])

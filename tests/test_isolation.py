@@ -58,12 +58,13 @@ TENANT_TABLES = (
     "sessions",
     "items",
     "item_events",
+    "item_states",
     "proposals",
     "disputes",
 )
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
-APPEND_ONLY = ("items", "item_events", "proposals", "disputes")
+APPEND_ONLY = ("items", "item_events", "proposals", "disputes")  # item_states: the trigger closes them
 
 
 @dataclass(frozen=True)
@@ -421,11 +422,18 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "item_id": uuid.UUID(b.human_item),
             "actor_id": me,
             "at": func.now(),
-            "event": "PLANTED",
+            "event": "CONFIRMED",
             "to_status": "RETIRED",
             "load_bearing": False,
             "confirmed": False,
             "data": {},
+        },
+        "item_states": {
+            "item_id": uuid.UUID(b.human_item),
+            "since": func.now(),
+            "status": "RETIRED",
+            "load_bearing": False,
+            "load_bearing_suggested": False,
         },
         "proposals": {
             "project_id": uuid.UUID(b.project_id),
@@ -461,9 +469,9 @@ async def test_r1_raw_insert_into_another_workspace_is_refused(
         planting = insert(tables.metadata.tables[name]).values(**_foreign_row(name, a, b))
         error = (await refused(connection, planting)).orig
     # Where the role may insert at all, it is the row-level policy that says no; the rest
-    # (workspaces and identities are minted by an administrator, events by a trigger) it may not.
+    # (workspaces and identities are minted by an administrator, events and states by a trigger) it may not.
     # Proposals and disputes meet their authority guard first: it cannot see the item they name.
-    if name in ("workspaces", "identities", "item_events"):
+    if name in ("workspaces", "identities", "item_events", "item_states"):
         assert "permission denied" in str(error), error
     elif name in ("proposals", "disputes"):
         assert "REFUSED:" in str(error), error

@@ -10,9 +10,17 @@ everything else it removes.
 from __future__ import annotations
 
 import asyncio
+import uuid
+from datetime import UTC, datetime, timedelta
 
-from mneia.storage import catalog, migration
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from mneia.config import OWNER_ROLE, async_url
+from mneia.storage import catalog, migration, workspace
 from tests.database import scratch_database
+
+BIND = text("SELECT mneia_bind(CAST(:ws AS uuid), CAST(:actor AS uuid))")
 
 
 def schema_objects(snapshot: catalog.Snapshot) -> catalog.Snapshot:
@@ -24,7 +32,7 @@ async def test_upgrade_downgrade_upgrade_on_an_empty_database(server: str) -> No
     async with scratch_database(server) as url:
         await asyncio.to_thread(migration.upgrade, url)
         head = await catalog.snapshot_of(url)
-        assert sum(1 for key in head if key[0] == "table") == 15
+        assert sum(1 for key in head if key[0] == "table") == 16
         assert sum(1 for key in head if key[0] == "policy") >= 30
 
         await asyncio.to_thread(migration.downgrade, url)
@@ -41,3 +49,57 @@ async def test_each_downgrade_returns_to_what_the_revision_before_built(server: 
         await asyncio.to_thread(migration.upgrade, direct, "0001_foundation")
         went_back, built = await catalog.snapshot_of(stepped), await catalog.snapshot_of(direct)
         assert catalog.differences(built, went_back) == []
+
+
+async def test_0004_rebuilds_the_states_of_the_items_already_there(server: str) -> None:
+    """R9 across the upgrade: an item that 0003's trigger logged gets one state per instant it changed."""
+    asserted = datetime(2026, 1, 5, tzinfo=UTC)
+    confirmed = asserted + timedelta(days=2)
+    project, item = uuid.uuid4(), uuid.uuid4()
+    history = (
+        "INSERT INTO projects (workspace_id, id, name, created_by) VALUES (:ws, :p, 'old', :actor)",
+        "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+        " VALUES (:ws, :p, :actor, :actor)",
+        "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by,"
+        " asserted_at, confirmed_by, confirmed_at)"
+        " VALUES (:ws, :i, :p, 'FACT', 'old fact', :actor, :a, :actor, :c)",
+    )
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0003_tokens")
+        admin = create_async_engine(async_url(url))
+        try:
+            made = await workspace.bootstrap(admin, "legacy", "alice")
+            bound = {"ws": str(made.workspace_id), "actor": str(made.actor_id)}
+            # As an administrator loading history: the owner, bound to Alice, trusted with its times;
+            # then a change in a later transaction, at its time.
+            for statements in (
+                history,
+                ("UPDATE items SET status = 'RETIRED', status_reason = 'gone' WHERE id = :i",),
+            ):
+                async with admin.connect() as connection, connection.begin():
+                    await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+                    await connection.execute(BIND, bound)
+                    for statement in statements:
+                        values = {**bound, "p": project, "i": item, "a": asserted, "c": confirmed}
+                        await connection.execute(text(statement), values)
+                    retired = (await connection.execute(text("SELECT now()"))).scalar_one()
+
+            await asyncio.to_thread(migration.upgrade, url)
+            async with admin.connect() as connection:
+                states = (
+                    await connection.execute(
+                        text(
+                            "SELECT since, until, status, status_reason, confirmed_at FROM item_states"
+                            " WHERE item_id = :i ORDER BY since"
+                        ),
+                        {"i": item},
+                    )
+                ).all()
+        finally:
+            await admin.dispose()
+    forever = datetime.max  # asyncpg reads infinity as a naive datetime.max
+    assert [tuple(state) for state in states] == [
+        (asserted, confirmed, "ACTIVE", None, None),
+        (confirmed, retired, "ACTIVE", None, confirmed),
+        (retired, forever, "RETIRED", "gone", confirmed),
+    ]

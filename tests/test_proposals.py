@@ -239,7 +239,15 @@ async def test_r5_rejecting_a_load_bearing_suggestion_clears_it(api: Api, world:
     found = await read(api, world.agent.token, item_id)
     assert (found["loadBearing"], found["loadBearingSuggested"]) == (False, False)
     assert (await item_row(api.admin_engine, item_id))["load_bearing_set_by"] is None
-    assert changed_tables(before, await database_state(api.admin_engine)) == {"proposals", "items"}
+    # The item's log says a human declined it (R6), and its state from then on is recorded (R9).
+    assert changed_tables(before, await database_state(api.admin_engine)) == {
+        "proposals",
+        "items",
+        "item_events",
+        "item_states",
+    }
+    events = await events_of(api.admin_engine, item_id)
+    assert [(e["event"], e["actor"]) for e in events][-1] == ("LOAD_BEARING_DECLINED", world.human.id)
 
 
 @pytest.mark.parametrize("kind", ["SUPERSESSION", "LOAD_BEARING"])

@@ -9,6 +9,7 @@ from the same mixture of agents, clients, sessions and confirmations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -136,5 +137,46 @@ async def test_items_page_with_chains_and_disputes_costs_a_fixed_number_of_state
     large, large_page = await statements_for(api, engine, GRAPH_PAGE, mixed, LARGE)
     assert len(large_page["nodes"]) == LARGE
     assert all(node["chain"] == [{"id": node["id"]}] for node in large_page["nodes"])
+    assert len(small) == len(large), digest(small, large)
+    assert len(large) < BOUND, digest(small, large)
+
+
+# The same page as of a moment (R9): states, chains, disputes, proposals and logs then.
+AS_OF_PAGE = """query($p: ID!, $first: Int!, $t: DateTime) { items(projectId: $p, first: $first, asOf: $t) {
+  nodes { id status authority loadBearing stale freshness rendered
+    provenance { assertedBy { name } partial missing session { id endedAt client { tool version } } }
+    confirmation { by { name } at }
+    supersedes { id } supersededBy { id } chain { id }
+    disputes { id status item { id } contested { id } keptItem { id } }
+    proposals { id status result { id } }
+    events { kind at actor { name } reason } }
+  } }"""
+
+
+async def test_r9_an_as_of_page_costs_a_fixed_number_of_statements_whatever_its_size(
+    api: Api, engine: AsyncEngine, mixed: Mixed
+) -> None:
+    """The moment travels in the loaders: a page of the past batches like a page of now."""
+    # The moment of the confirmations, which came last: the newest event of the two newest items.
+    newest = await api.run(
+        mixed.token,
+        "query($p: ID!) { items(projectId: $p, first: 2) { nodes { events { at } } } }",
+        p=mixed.project_id,
+    )
+    moment = max(
+        datetime.fromisoformat(event["at"]) for node in newest["items"]["nodes"] for event in node["events"]
+    ).isoformat()
+
+    async def page(first: int) -> tuple[list[str], dict[str, Any]]:
+        await api.run(mixed.token, AS_OF_PAGE, p=mixed.project_id, first=first, t=moment)
+        with counted(engine) as statements:
+            data = await api.run(mixed.token, AS_OF_PAGE, p=mixed.project_id, first=first, t=moment)
+        return list(statements), data["items"]
+
+    small, small_page = await page(SMALL)
+    large, large_page = await page(LARGE)
+    assert len(small_page["nodes"]) == SMALL and len(large_page["nodes"]) == LARGE
+    assert {node["authority"] for node in large_page["nodes"]} == {"HUMAN_CONFIRMED", "AGENT_ASSERTED"}
+    assert all(node["events"][0]["kind"] == "ASSERTED" for node in large_page["nodes"])
     assert len(small) == len(large), digest(small, large)
     assert len(large) < BOUND, digest(small, large)

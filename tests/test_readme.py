@@ -95,6 +95,26 @@ async def test_readme_walkthrough_results(api: Api) -> None:
     assert resolved["keptItem"]["status"] == "ACTIVE"
     assert resolved["item"]["status"] == "RETIRED"
 
+    # Time (R9): at the moment Alice ruled, the replacement accepted later did not exist.
+    then = answers["then"]
+    assert (then["status"], then["authority"], then["loadBearing"]) == ("ACTIVE", "HUMAN_CONFIRMED", True)
+    assert then["supersededBy"] is None
+    assert then["chain"] == [{"statement": "Refunds must never exceed the captured amount"}]
+    assert then["proposals"] == [{"kind": "LOAD_BEARING", "status": "ACCEPTED"}]
+    assert [event["kind"] for event in then["events"]] == [
+        "ASSERTED",
+        "LOAD_BEARING_SUGGESTED",
+        "CONFIRMED",
+        "LOAD_BEARING_SET",
+    ]
+    assert answers["replacementThen"] is None
+    now = answers["now"]
+    assert now["status"] == "SUPERSEDED"
+    assert now["supersededBy"] == {
+        "statement": "A refund must never exceed the amount of the capture it refunds"
+    }
+    assert {"kind": "SUPERSESSION", "status": "ACCEPTED"} in now["proposals"]
+
 
 def test_readme_test_command_is_what_ci_runs() -> None:
     assert TEST_COMMAND in README

@@ -106,6 +106,7 @@ async def test_r7_human_supersedes_a_human_confirmed_item_directly(api: Api, wor
     assert changed_tables(before, await database_state(api.admin_engine)) == {
         "items",
         "item_events",
+        "item_states",
     }
 
 

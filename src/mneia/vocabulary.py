@@ -37,6 +37,20 @@ class ItemStatus(StrEnum):
         return self in (ItemStatus.SUPERSEDED, ItemStatus.RETIRED)
 
 
+class ItemEventKind(StrEnum):
+    """What one event of an item's log records (R6); the trigger in storage/sql/events.sql writes them."""
+
+    ASSERTED = "ASSERTED"
+    STATUS_CHANGED = "STATUS_CHANGED"
+    NOTED = "NOTED"
+    CONFIRMED = "CONFIRMED"
+    LOAD_BEARING_SET = "LOAD_BEARING_SET"
+    LOAD_BEARING_CLEARED = "LOAD_BEARING_CLEARED"
+    LOAD_BEARING_SUGGESTED = "LOAD_BEARING_SUGGESTED"
+    LOAD_BEARING_DECLINED = "LOAD_BEARING_DECLINED"
+    VERIFIED = "VERIFIED"
+
+
 class Authority(StrEnum):
     HUMAN_CONFIRMED = "HUMAN_CONFIRMED"
     AGENT_ASSERTED = "AGENT_ASSERTED"

@@ -1,57 +1,29 @@
 """The per-request context: one transaction, the authenticated actor, the loaders.
 
 The transaction is opened by ``extension.Transaction`` around execution; the
-loaders batch every nested lookup of one operation into one query per kind.
+loaders batch every nested lookup of one operation into one query per kind,
+per moment read (resolvers.view: a read ``asOf`` a moment gets its own).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import strawberry
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
-from strawberry.dataloader import DataLoader
 
 from mneia.errors import Unauthenticated
-from mneia.resolvers.redaction import redacted
-from mneia.resolvers.rendering import rendered
-from mneia.storage import actor, dispute, item, project, session, team, token
+from mneia.resolvers.view import Loaders, View
+from mneia.storage import token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx, transaction
 from mneia.storage.notification import Hub
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _keyed(
-    tx_of: Callable[[], Tx], fetch: Callable[[Tx, Sequence[uuid.UUID]], Awaitable[dict[uuid.UUID, Any]]]
-) -> DataLoader[uuid.UUID, Any]:
-    async def load(keys: list[uuid.UUID]) -> list[Any]:
-        found = await fetch(tx_of(), keys)
-        return [found.get(key) for key in keys]
-
-    return DataLoader(load_fn=load)
-
-
-class Loaders:
-    def __init__(self, tx_of: Callable[[], Tx]) -> None:
-        self.actor = _keyed(tx_of, actor.by_ids)
-        self.team = _keyed(tx_of, team.by_ids)
-        self.project = _keyed(tx_of, project.by_ids)
-        self.session = _keyed(tx_of, session.by_ids)
-        self.item = _keyed(tx_of, item.by_ids)
-        self.successor = _keyed(tx_of, item.successors)
-        self.chain = _keyed(tx_of, item.chains)
-        self.disputes = _keyed(tx_of, dispute.involving)
-        self.dispute = _keyed(tx_of, dispute.by_ids)
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -174,31 +146,9 @@ class Context:
                 self._tx = None
                 self.shared_by = None
 
-    async def warm(self, records: Sequence[item.ItemRecord]) -> None:
-        """Load what a list of items' provenance points at, one batched query per kind.
-
-        Afterwards their nested fields answer without awaiting (schema.loading).
-        """
-        loaders = self.loaders
-        actor_ids = {r.asserted_by for r in records} | {r.confirmed_by for r in records if r.confirmed_by}
-        session_ids = {r.session_id for r in records if r.session_id}
-        loaded: tuple[list[Any], list[Any], list[Any]] = await asyncio.gather(
-            loaders.actor.load_many(list(actor_ids)),
-            loaders.session.load_many(list(session_ids)),
-            loaders.project.load_many(list({r.project_id for r in records})),
-        )
-        projects = loaded[2]
-        team_ids = [p.team_id for p in projects if p is not None and p.team_id is not None]
-        if team_ids:
-            await loaders.team.load_many(team_ids)
-
-    async def render(self, record: item.ItemRecord) -> str:
-        """The item as one line of text, its authority first (R4)."""
-        return await rendered(self, record)
-
-    def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
-        """A reason as this reader may see it: ids of what it cannot see are hidden (now or later)."""
-        return redacted(self, text)
+    def view(self, moment: datetime | None = None) -> View:
+        """This transaction's read at ``moment`` (None: now): what the objects read there carry (R9)."""
+        return View(self, self.loaders.at(moment))
 
 
 Info = strawberry.Info[Context, None]

@@ -42,12 +42,12 @@ async def dispute_item(info: Info, id: strawberry.ID, contested_id: strawberry.I
         require_status_change(context.actor, newcomer, "disputeItem with it as the contradicting side")
     existing = await dispute.open_between(tx, newcomer.id, contested.id)
     if existing is not None:
-        return Dispute.of(existing)
+        return Dispute.of(existing, context.view())
     locked = changed(await item.lock(tx, newcomer.id), "disputeItem")
     if locked.status == ItemStatus.ACTIVE:
         await item.mark_disputed(tx, locked.id, contested.id, why)
     opened = await dispute.open(tx, locked, contested, reason=why)
-    return Dispute.of(opened)
+    return Dispute.of(opened, context.view())
 
 
 async def resolve_dispute(
@@ -81,7 +81,7 @@ async def resolve_dispute(
     )
     if dropped.status in CHANGEABLE:
         await item.retire(tx, other, f"dropped when dispute {key} was resolved{suffix}")
-    return Dispute.of(resolved)
+    return Dispute.of(resolved, context.view())
 
 
 async def _project_key(info: Info, project_id: strawberry.ID) -> uuid.UUID:
@@ -96,7 +96,7 @@ async def list_disputes(
 ) -> list[Dispute]:
     key = await _project_key(info, project_id)
     found = await dispute.of_project(info.context.tx, key, status)
-    return [Dispute.of(record) for record in found]
+    return [Dispute.of(record, info.context.view()) for record in found]
 
 
 async def list_proposals(
@@ -104,4 +104,4 @@ async def list_proposals(
 ) -> list[Proposal]:
     key = await _project_key(info, project_id)
     found = await proposal.of_project(info.context.tx, key, status)
-    return [Proposal.of(record) for record in found]
+    return [Proposal.of(record, info.context.view()) for record in found]

@@ -34,8 +34,10 @@ from mneia.vocabulary import ItemStatus, Scope
 
 
 async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
-    record = await item.get(info.context.tx, parse_id(id, "id"), as_of)
-    return Item.of(record) if record else None
+    """The item, or as of a moment the item as it stood then, with everything reached from it (R9)."""
+    view = info.context.view(as_of)
+    record = await view.loaders.item.load(parse_id(id, "id"))
+    return Item.of(record, view) if record else None
 
 
 async def list_items(
@@ -68,8 +70,9 @@ async def list_items(
         as_of=as_of,
         valid_at=valid_at,
     )
-    await context.warm(page.records)
-    nodes = [Item.of(record) for record in page.records]
+    view = context.view(as_of)
+    await view.warm(page.records)
+    nodes = [Item.of(record, view) for record in page.records]
     end = encode_cursor(page.records[-1].id) if page.records else None
     return ItemPage(
         nodes=nodes, page_info=PageInfo(has_next_page=page.has_next, end_cursor=end), counter=page.count
@@ -154,7 +157,7 @@ async def assert_item(info: Info, input: AssertItemInput) -> Item:
         await dispute.open(context.tx, record, other, reason=new.basis)
     if input.suggest_load_bearing:
         record = await suggest(info, record, reason=None)
-    return Item.of(record)
+    return Item.of(record, info.context.view())
 
 
 async def visible_item(info: Info, id: strawberry.ID, field: str = "id") -> ItemRecord:
@@ -176,8 +179,10 @@ async def confirm_item(info: Info, id: strawberry.ID) -> Item:
     if record.status != ItemStatus.ACTIVE:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
     if record.confirmed_by is not None:
-        return Item.of(record)
-    return Item.of(changed(await item.confirm(info.context.tx, record.id), "confirmItem"))
+        return Item.of(record, info.context.view())
+    return Item.of(
+        changed(await item.confirm(info.context.tx, record.id), "confirmItem"), info.context.view()
+    )
 
 
 async def set_load_bearing(info: Info, id: strawberry.ID, load_bearing: bool) -> Item:
@@ -185,7 +190,7 @@ async def set_load_bearing(info: Info, id: strawberry.ID, load_bearing: bool) ->
     settled = changed(await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing")
     # Settling it closes any open suggestion (R5).
     await proposal.settle_load_bearing(info.context.tx, record.id, accepted=load_bearing)
-    return Item.of(settled)
+    return Item.of(settled, info.context.view())
 
 
 async def suggest(info: Info, record: ItemRecord, reason: str | None) -> ItemRecord:
@@ -202,7 +207,7 @@ async def suggest_load_bearing(info: Info, id: strawberry.ID, reason: str | None
     await suggest(info, record, optional_text(reason, "reason"))
     pending = await proposal.pending_load_bearing(info.context.tx, record.id)
     assert pending is not None, "a suggestion leaves a pending proposal"
-    return Proposal.of(pending)
+    return Proposal.of(pending, info.context.view())
 
 
 async def retire_item(info: Info, id: strawberry.ID, reason: str) -> Item:
@@ -210,9 +215,11 @@ async def retire_item(info: Info, id: strawberry.ID, reason: str) -> Item:
     record = await visible_item(info, id)
     require_changeable(record, "retireItem")
     require_status_change(info.context.actor, record, "retireItem")
-    return Item.of(changed(await item.retire(info.context.tx, record.id, why), "retireItem"))
+    return Item.of(
+        changed(await item.retire(info.context.tx, record.id, why), "retireItem"), info.context.view()
+    )
 
 
 async def verify_item(info: Info, id: strawberry.ID) -> Item:
     record = await visible_item(info, id)
-    return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"))
+    return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"), info.context.view())

@@ -283,7 +283,7 @@ async def dispute_raised(
         info.context, notification.DISPUTE, project_id, dispute.by_seq, _warm_dispute, dispute.since
     )
     async for record in announced:
-        yield Dispute.of(record)
+        yield Dispute.of(record, info.context.view())
 
 
 async def proposal_raised(
@@ -293,4 +293,4 @@ async def proposal_raised(
         info.context, notification.PROPOSAL, project_id, proposal.by_seq, _warm_proposal, proposal.since
     )
     async for record in announced:
-        yield Proposal.of(record)
+        yield Proposal.of(record, info.context.view())

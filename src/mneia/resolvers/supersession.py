@@ -71,7 +71,7 @@ async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
         pending = await proposal.propose_replacement(
             tx, target_id=target.id, project_id=target.project_id, new=new, reason=reason
         )
-        return PendingConfirmation(proposal=Proposal.of(pending))
+        return PendingConfirmation(proposal=Proposal.of(pending, context.view()))
 
     replacement = await item.create_replacement(
         tx,
@@ -85,7 +85,9 @@ async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
     previous = changed(await item.mark_superseded(tx, target.id, reason), "supersedeItem")
     if input.replacement.suggest_load_bearing and not replacement.load_bearing:
         replacement = await suggest(info, replacement, reason=None)
-    return Superseded(previous=Item.of(previous), replacement=Item.of(replacement))
+    return Superseded(
+        previous=Item.of(previous, context.view()), replacement=Item.of(replacement, context.view())
+    )
 
 
 async def _accept_replacement(tx: Tx, pending: ProposalRecord) -> uuid.UUID:
@@ -133,4 +135,4 @@ async def decide_proposal(info: Info, id: strawberry.ID, accept: bool, note: str
         result_id = await _accept_replacement(tx, pending)
 
     decided = await proposal.decide(tx, key, accepted=accept, note=why, result_id=result_id)
-    return Proposal.of(decided)
+    return Proposal.of(decided, context.view())

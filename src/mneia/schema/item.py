@@ -14,9 +14,10 @@ import strawberry
 
 from mneia.schema.actor import Actor
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
+from mneia.schema.event import ItemEvent
 from mneia.schema.loading import now_or_later
 from mneia.schema.project import Project
-from mneia.schema.reading import Info
+from mneia.schema.reading import View
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
 from mneia.storage.actor import ActorRecord
@@ -26,6 +27,7 @@ from mneia.vocabulary import HIDDEN_ID
 
 if TYPE_CHECKING:
     from mneia.schema.dispute import Dispute
+    from mneia.schema.proposal import Proposal
 
 AGENT_OUTSIDE_SESSION = "session"
 
@@ -71,7 +73,10 @@ class Provenance:
         )
 
 
-@strawberry.type
+@strawberry.type(
+    description="A unit of project memory. Read with asOf, every field, however deep, answers as of that"
+    " moment: its state, authority, chain, disputes, proposals, events and freshness then."
+)
 class Item:
     id: strawberry.ID
     kind: ItemKind
@@ -89,43 +94,45 @@ class Item:
     decay_after: Duration | None = strawberry.field(description="Null: never goes stale.")
     last_verified_at: datetime | None
     record: strawberry.Private[ItemRecord]
+    view: strawberry.Private[View]
+    """The read this item belongs to: every field below loads and judges through it (schema.reading)."""
 
     @strawberry.field(description=f"Why the item last changed status; ids you cannot see read {HIDDEN_ID}.")
-    def status_reason(self, info: Info) -> str | None:
-        return info.context.redact(self.record.status_reason)
+    def status_reason(self) -> str | None:
+        return self.view.redact(self.record.status_reason)
 
     @strawberry.field(description=f"Why it replaced the item before it; ids you cannot see read {HIDDEN_ID}.")
-    def supersession_reason(self, info: Info) -> str | None:
-        return info.context.redact(self.record.supersession_reason)
+    def supersession_reason(self) -> str | None:
+        return self.view.redact(self.record.supersession_reason)
 
     @strawberry.field(
         description="The item this one replaced. Null when it replaced nothing, or an item you cannot see:"
         ' then hiddenLinks holds "supersedes".'
     )
-    def supersedes_id(self, info: Info) -> strawberry.ID | None:
+    def supersedes_id(self) -> strawberry.ID | None:
         if self.record.supersedes_id is None:
             return None
-        found = info.context.loaders.item.load(self.record.supersedes_id)
+        found = self.view.loaders.item.load(self.record.supersedes_id)
         return now_or_later(found, lambda record: strawberry.ID(str(record.id)) if record else None)
 
     @strawberry.field(
         description="The links of this item to items you cannot see, by field: "
         '"supersedes" (it replaced one), "supersededBy" (one replaced it). Those fields are null.'
     )
-    def hidden_links(self, info: Info) -> list[str]:
+    def hidden_links(self) -> list[str]:
         record = self.record
         if record.supersedes_id is None and record.status != ItemStatus.SUPERSEDED:
             return []  # links to nothing: answered without a lookup
-        looked_up: Any = _hidden_links(info.context.loaders, record)  # graphql-core awaits it
+        looked_up: Any = _hidden_links(self.view.loaders, record)  # graphql-core awaits it
         return looked_up
 
     @strawberry.field
-    def project(self, info: Info) -> Project:
-        return now_or_later(info.context.loaders.project.load(self.record.project_id), Project.of)
+    def project(self) -> Project:
+        return now_or_later(self.view.loaders.project.load(self.record.project_id), Project.of)
 
     @strawberry.field
-    def provenance(self, info: Info) -> Provenance:
-        loaders, record = info.context.loaders, self.record
+    def provenance(self) -> Provenance:
+        loaders, record = self.view.loaders, self.record
         asserter = loaders.actor.load(record.asserted_by)
         if record.session_id is None:
             return now_or_later(asserter, lambda found: Provenance.of(record, found, None))
@@ -135,50 +142,74 @@ class Item:
         )
 
     @strawberry.field(description="Null unless a human confirmed it.")
-    def confirmation(self, info: Info) -> Confirmation | None:
+    def confirmation(self) -> Confirmation | None:
         at = self.record.confirmed_at
         if self.record.confirmed_by is None or at is None:
             return None
-        by = info.context.loaders.actor.load(self.record.confirmed_by)
+        by = self.view.loaders.actor.load(self.record.confirmed_by)
         return now_or_later(by, lambda record: Confirmation(by=Actor.of(record), at=at))
 
     @strawberry.field(
         description="The item as one line of text that opens with its authority, who and when, e.g. "
         "[human-confirmed · alice · 2026-03-03] or [agent-asserted · claude-code 1.0.98 · … · unconfirmed]."
     )
-    async def rendered(self, info: Info) -> str:
-        return await info.context.render(self.record)
+    async def rendered(self) -> str:
+        return await self.view.render(self.record)
+
+    @strawberry.field(description="Past (lastVerifiedAt, else assertedAt) + decayAfter (R10).")
+    def stale(self) -> bool:
+        return self.record.stale_at(self.view.now)
+
+    @strawberry.field(
+        description="1 when it does not decay or was just checked, falling smoothly towards 0 as the time"
+        " since lastVerifiedAt (else assertedAt) nears and passes decayAfter; 0.5 when it goes stale."
+        " Rehydration multiplies an item's score by it."
+    )
+    def freshness(self) -> float:
+        return self.record.freshness_at(self.view.now)
 
     @strawberry.field
-    def stale(self, info: Info) -> bool:
-        return self.record.stale_at(info.context.now)
-
-    @strawberry.field
-    async def supersedes(self, info: Info) -> Item | None:
+    async def supersedes(self) -> Item | None:
         if self.record.supersedes_id is None:
             return None
-        record = await info.context.loaders.item.load(self.record.supersedes_id)
-        return Item.of(record) if record else None
+        record = await self.view.loaders.item.load(self.record.supersedes_id)
+        return Item.of(record, self.view) if record else None
 
     @strawberry.field
-    async def superseded_by(self, info: Info) -> Item | None:
-        record = await info.context.loaders.successor.load(self.record.id)
-        return Item.of(record) if record else None
+    async def superseded_by(self) -> Item | None:
+        record = await self.view.loaders.successor.load(self.record.id)
+        return Item.of(record, self.view) if record else None
 
     @strawberry.field(description="The whole supersede chain, oldest first, this item included.")
-    async def chain(self, info: Info) -> list[Item]:
-        records = await info.context.loaders.chain.load(self.record.id)
-        await info.context.warm(records)
-        return [Item.of(record) for record in records]
+    async def chain(self) -> list[Item]:
+        records = await self.view.loaders.chain.load(self.record.id)
+        await self.view.warm(records)
+        return [Item.of(record, self.view) for record in records]
 
-    @strawberry.field
-    async def disputes(self, info: Info) -> list[Annotated[Dispute, strawberry.lazy("mneia.schema.dispute")]]:
+    @strawberry.field(description="The disputes in which it is either side, newest first.")
+    async def disputes(self) -> list[Annotated[Dispute, strawberry.lazy("mneia.schema.dispute")]]:
         from mneia.schema.dispute import Dispute
 
-        return [Dispute.of(record) for record in await info.context.loaders.disputes.load(self.record.id)]
+        found = await self.view.loaders.disputes.load(self.record.id)
+        return [Dispute.of(record, self.view) for record in found]
+
+    @strawberry.field(description="The proposals about it (load-bearing, supersession), newest first.")
+    async def proposals(self) -> list[Annotated[Proposal, strawberry.lazy("mneia.schema.proposal")]]:
+        from mneia.schema.proposal import Proposal
+
+        found = await self.view.loaders.proposals.load(self.record.id)
+        return [Proposal.of(record, self.view) for record in found]
+
+    @strawberry.field(
+        description="Every change of the item, oldest first: who, when, from which status to which, the"
+        " load-bearing flag and confirmation after it, and why. Written by the database, never by a client."
+    )
+    async def events(self) -> list[ItemEvent]:
+        found = await self.view.loaders.events.load(self.record.id)
+        return [ItemEvent.of(record, self.view) for record in found]
 
     @classmethod
-    def of(cls, record: ItemRecord) -> Item:
+    def of(cls, record: ItemRecord, view: View) -> Item:
         return cls(
             id=strawberry.ID(str(record.id)),
             kind=ItemKind(record.kind),
@@ -196,6 +227,7 @@ class Item:
             decay_after=Duration(record.decay_after) if record.decay_after is not None else None,
             last_verified_at=record.last_verified_at,
             record=record,
+            view=view,
         )
 
 

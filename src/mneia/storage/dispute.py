@@ -34,6 +34,21 @@ class DisputeRecord:
     resolution_note: str | None
     seq: int
 
+    def at(self, moment: datetime) -> DisputeRecord | None:
+        """The dispute as it stood at ``moment`` (R9): none before it was raised, OPEN until resolved."""
+        if self.raised_at > moment:
+            return None
+        if self.resolved_at is None or self.resolved_at <= moment:
+            return self
+        return dataclasses.replace(
+            self,
+            status=DisputeStatus.OPEN,
+            resolved_by=None,
+            resolved_at=None,
+            kept_item_id=None,
+            resolution_note=None,
+        )
+
 
 _COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeRecord))
 

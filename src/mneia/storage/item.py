@@ -20,23 +20,26 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    DateTime,
     Select,
     and_,
     bindparam,
     func,
+    literal,
     literal_column,
     or_,
     select,
     text,
-    true,
+    tuple_,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.dml import ReturningInsert
 
+from mneia.freshness import freshness_at
 from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
-from mneia.storage.tables import item_events, items
+from mneia.storage.tables import item_states, items
 from mneia.vocabulary import Authority, ItemKind, ItemStatus, Scope
 
 
@@ -107,6 +110,10 @@ class ItemRecord:
             return False
         return now - (self.last_verified_at or self.asserted_at) > self.decay_after
 
+    def freshness_at(self, now: datetime) -> float:
+        """1 down towards 0 as it ages past decayAfter; 1/2 when it goes stale (mneia.freshness)."""
+        return freshness_at(now, self.decay_after, self.last_verified_at, self.asserted_at)
+
 
 _COLUMNS = tuple(items.c[field.name] for field in dataclasses.fields(ItemRecord))
 _MOMENTS = tuple(field.name for field in dataclasses.fields(ItemRecord) if "datetime" in str(field.type))
@@ -144,40 +151,41 @@ def _like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _as_of_state(as_of: datetime) -> Any:
-    """The latest event at or before ``as_of`` for each item: its state then (R9)."""
-    return (
-        select(
-            item_events.c.to_status.label("then_status"),
-            item_events.c.load_bearing.label("then_load_bearing"),
-            item_events.c.confirmed.label("then_confirmed"),
-        )
-        .where(
-            item_events.c.workspace_id == items.c.workspace_id,
-            item_events.c.item_id == items.c.id,
-            item_events.c.at <= as_of,
-        )
-        .order_by(item_events.c.at.desc(), item_events.c.seq.desc())
-        .limit(1)
-        .lateral("state")
-    )
+STATE_FIELDS = frozenset(
+    ("status", "status_reason", "load_bearing", "load_bearing_suggested")
+    + ("confirmed_by", "confirmed_at", "last_verified_at")
+)
+"""The columns an item's later changes touch: as of a moment they are read from item_states."""
+
+_MOMENT = bindparam("moment", type_=DateTime(timezone=True))
 
 
-def _at_state(
-    record: ItemRecord, status: ItemStatus, load_bearing: bool, confirmed: bool, *, as_of: datetime
-) -> ItemRecord:
-    return dataclasses.replace(
-        record,
-        status=status,
-        load_bearing=load_bearing,
-        confirmed_by=record.confirmed_by if confirmed else None,
-        confirmed_at=record.confirmed_at if confirmed else None,
-        last_verified_at=(
-            record.last_verified_at
-            if record.last_verified_at is not None and record.last_verified_at <= as_of
-            else None
+def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
+    """``table`` (items or an alias of it) and the columns of an ``ItemRecord``, now or as of ``moment``.
+
+    As of a moment each item is joined to its state then (R9): one state per
+    item holds any moment, and an item recorded after it has none, so it is
+    simply absent. ``moment`` None means now: the row as it stands. The
+    columns come by field name, in the record's order.
+    """
+    fields = [field.name for field in dataclasses.fields(ItemRecord)]
+    if moment is None:
+        return table, {name: table.c[name] for name in fields}
+    state = item_states.alias()
+    joined = table.join(
+        state,
+        and_(
+            state.c.workspace_id == table.c.workspace_id,
+            state.c.item_id == table.c.id,
+            state.c.since <= moment,
+            state.c.until > moment,
         ),
     )
+    return joined, {name: (state if name in STATE_FIELDS else table).c[name] for name in fields}
+
+
+def _selected(columns: dict[str, Any]) -> list[Any]:
+    return [column.label(name) for name, column in columns.items()]
 
 
 async def page(
@@ -190,21 +198,22 @@ async def page(
     as_of: datetime | None = None,
     valid_at: datetime | None = None,
 ) -> ItemPage:
-    """One page of a project's visible items, newest first, and a way to count them all."""
+    """One page of a project's visible items, newest first, and a way to count them all.
+
+    As of a moment: the items recorded by then, each as it stood then (R9),
+    chosen by what they were then.
+    """
+    source, columns = _source(items, as_of)
     conditions: list[ColumnElement[bool]] = [items.c.project_id == project_id]
-    status_column: Any = items.c.status
-    load_bearing_column: Any = items.c.load_bearing
-    state = None
     if as_of is not None:
-        state = _as_of_state(as_of)
+        # Implied by the state join (nothing is recorded before it is said); it bounds the index scan.
         conditions.append(items.c.asserted_at <= as_of)
-        status_column, load_bearing_column = state.c.then_status, state.c.then_load_bearing
     if wanted.kinds:
         conditions.append(items.c.kind.in_(wanted.kinds))
     if wanted.statuses:
-        conditions.append(status_column.in_(wanted.statuses))
+        conditions.append(columns["status"].in_(wanted.statuses))
     if wanted.load_bearing is not None:
-        conditions.append(load_bearing_column.is_(wanted.load_bearing))
+        conditions.append(columns["load_bearing"].is_(wanted.load_bearing))
     if wanted.text:
         conditions.append(
             or_(
@@ -218,95 +227,124 @@ async def page(
         conditions.append(or_(items.c.valid_from.is_(None), items.c.valid_from <= valid_at))
         conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
 
-    source: Any = items if state is None else items.join(state, true())
-    listing = select(*_COLUMNS).select_from(source).where(*conditions)
-    if state is not None:
-        listing = listing.add_columns(*state.c)
-    if after is not None:
-        listing = listing.where(items.c.id < after)
-    rows = (await tx.execute(listing.order_by(items.c.id.desc()).limit(first + 1))).all()
+    listing = select(*_selected(columns)).select_from(source).where(*conditions)
+    # Newest first: by id now; as of a moment by when each was said, so that the index
+    # items_asserted starts at the moment instead of walking past everything said since.
+    if as_of is None:
+        order = [items.c.id.desc()]
+        if after is not None:
+            listing = listing.where(items.c.id < after)
+    else:
+        order = [items.c.asserted_at.desc(), items.c.id.desc()]
+        if after is not None:
+            cursor = items.alias("cursor")
+            said = select(cursor.c.asserted_at).where(cursor.c.id == after).scalar_subquery()
+            listing = listing.where(tuple_(items.c.asserted_at, items.c.id) < tuple_(said, literal(after)))
+    rows = (await tx.execute(listing.order_by(*order).limit(first + 1))).all()
 
     async def count() -> int:
         counted = await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
         return int(counted.scalar_one())
 
-    records = []
-    for row in rows[:first]:
-        record = _record(row)
-        if as_of is not None:
-            record = _at_state(record, *row[len(_COLUMNS) :], as_of=as_of)
-        records.append(record)
-    return ItemPage(records, has_next=len(rows) > first, count=count)
+    return ItemPage([_record(row) for row in rows[:first]], has_next=len(rows) > first, count=count)
 
 
-_BY_IDS = select(*_COLUMNS).where(one_of(items.c.id))
+_NOW_SOURCE, _NOW_COLUMNS = _source(items, None)
+_THEN_SOURCE, _THEN_COLUMNS = _source(items, _MOMENT)
+_BY_IDS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id))
+_BY_IDS_THEN = select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.id))
 
 
-async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+async def by_ids(
+    tx: Tx, ids: Sequence[uuid.UUID], as_of: datetime | None = None
+) -> dict[uuid.UUID, ItemRecord]:
+    """The visible items among ``ids``; as of a moment, those recorded by then, as they stood then."""
+    if as_of is None:
+        rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+    else:
+        rows = await tx.execute(_BY_IDS_THEN, {"ids": list(ids), "moment": as_of})
     return {row.id: _record(row) for row in rows}
 
 
 async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> ItemRecord | None:
+    return (await by_ids(tx, [item_id], as_of)).get(item_id)
+
+
+_SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.supersedes_id))
+_SUCCESSORS_THEN = (
+    select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.supersedes_id))
+)
+
+
+async def successors(
+    tx: Tx, ids: Sequence[uuid.UUID], as_of: datetime | None = None
+) -> dict[uuid.UUID, ItemRecord]:
+    """The visible replacement of each given item, keyed by the item it replaced; as of a
+    moment, only a replacement recorded by then."""
     if as_of is None:
-        return (await by_ids(tx, [item_id])).get(item_id)
-    state = _as_of_state(as_of)
-    row = (
-        await tx.execute(
-            select(*_COLUMNS, *state.c)
-            .select_from(items.join(state, true()))
-            .where(items.c.id == item_id, items.c.asserted_at <= as_of)
-        )
-    ).first()
-    if row is None:
-        return None
-    return _at_state(_record(row), *row[len(_COLUMNS) :], as_of=as_of)
-
-
-async def successors(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ItemRecord]:
-    """The visible replacement of each given item, keyed by the item it replaced."""
-    rows = await tx.execute(select(*_COLUMNS).where(items.c.supersedes_id.in_(ids)))
+        rows = await tx.execute(_SUCCESSORS, {"ids": list(ids)})
+    else:
+        rows = await tx.execute(_SUCCESSORS_THEN, {"ids": list(ids), "moment": as_of})
     return {row.supersedes_id: _record(row) for row in rows}
 
 
-def _chains_statement() -> Select[Any]:
-    """The recursive walk behind ``chains``, built once: the ids are bound at execution.
+def _chains_statement(moment: Any) -> Select[Any]:
+    """The recursive walk behind ``chains``, built once: the ids (and moment) are bound at execution.
 
     Each walk carries its origin and a depth (negative backwards, positive
     forwards), and joins on (workspace_id, …) so that each step is one probe
-    of the primary key or of the unique successor index.
+    of the primary key or of the unique successor index. As of a moment every
+    step joins its item's state then, so the walk forwards ends where the
+    chain ended at that moment.
     """
-    origin = items.c.id.label("origin")
-    seed = select(*_COLUMNS, origin, literal_column("0").label("depth"), items.c.workspace_id).where(
-        items.c.id.in_(bindparam("ids", expanding=True))
+    seed_source, seed_columns = _source(items, moment)
+    seed = (
+        select(
+            *_selected(seed_columns),
+            items.c.id.label("origin"),
+            literal_column("0").label("depth"),
+            items.c.workspace_id,
+        )
+        .select_from(seed_source)
+        .where(items.c.id.in_(bindparam("ids", expanding=True)))
     )
     back = seed.cte("back", recursive=True)
     older = items.alias("older")
+    older_source, older_columns = _source(older, moment)
     back = back.union_all(
-        select(
-            *(older.c[c.name] for c in _COLUMNS), back.c.origin, back.c.depth - 1, older.c.workspace_id
-        ).where(older.c.workspace_id == back.c.workspace_id, older.c.id == back.c.supersedes_id)
+        select(*_selected(older_columns), back.c.origin, back.c.depth - 1, older.c.workspace_id)
+        .select_from(older_source)
+        .where(older.c.workspace_id == back.c.workspace_id, older.c.id == back.c.supersedes_id)
     )
     forward = seed.cte("forward", recursive=True)
     newer = items.alias("newer")
+    newer_source, newer_columns = _source(newer, moment)
     forward = forward.union_all(
-        select(
-            *(newer.c[c.name] for c in _COLUMNS), forward.c.origin, forward.c.depth + 1, newer.c.workspace_id
-        ).where(newer.c.workspace_id == forward.c.workspace_id, newer.c.supersedes_id == forward.c.id)
+        select(*_selected(newer_columns), forward.c.origin, forward.c.depth + 1, newer.c.workspace_id)
+        .select_from(newer_source)
+        .where(newer.c.workspace_id == forward.c.workspace_id, newer.c.supersedes_id == forward.c.id)
     )
     walked = select(back).union_all(select(forward).where(forward.c.depth > 0)).subquery()
     return select(walked).order_by(walked.c.origin, walked.c.depth)
 
 
-_CHAINS = _chains_statement()
+_CHAINS = _chains_statement(None)
+_CHAINS_THEN = _chains_statement(_MOMENT)
 
 
-async def chains(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ItemRecord]]:
-    """The whole supersede chain through each item, oldest first, all in one recursive query (R7)."""
+async def chains(
+    tx: Tx, ids: Sequence[uuid.UUID], as_of: datetime | None = None
+) -> dict[uuid.UUID, list[ItemRecord]]:
+    """The whole supersede chain through each item, oldest first, all in one recursive query (R7);
+    as of a moment, the chain as it stood then."""
     if not ids:
         return {}
     found: dict[uuid.UUID, list[ItemRecord]] = {}
-    for row in await tx.execute(_CHAINS, {"ids": list(ids)}):
+    if as_of is None:
+        rows = await tx.execute(_CHAINS, {"ids": list(ids)})
+    else:
+        rows = await tx.execute(_CHAINS_THEN, {"ids": list(ids), "moment": as_of})
+    for row in rows:
         found.setdefault(row.origin, []).append(_record(row))
     return found
 

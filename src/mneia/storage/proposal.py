@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.storage.tables import proposals
@@ -45,6 +45,21 @@ class ProposalRecord:
     decided_at: datetime | None
     decision_note: str | None
     seq: int
+
+    def at(self, moment: datetime) -> ProposalRecord | None:
+        """The proposal as it stood at ``moment`` (R9): none before it was raised, PENDING until decided."""
+        if self.proposed_at > moment:
+            return None
+        if self.decided_at is None or self.decided_at <= moment:
+            return self
+        return dataclasses.replace(
+            self,
+            status=ProposalStatus.PENDING,
+            result_id=None,
+            decided_by=None,
+            decided_at=None,
+            decision_note=None,
+        )
 
     @property
     def replacement_item(self) -> NewItem | None:
@@ -152,6 +167,20 @@ async def of_project(tx: Tx, project_id: uuid.UUID, status: ProposalStatus | Non
         query = query.where(proposals.c.status == status)
     rows = await tx.execute(query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()))
     return [from_row(ProposalRecord, row) for row in rows]
+
+
+async def about(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[ProposalRecord]]:
+    """The visible proposals about each item (their target), newest first."""
+    rows = await tx.execute(
+        select(*_COLUMNS)
+        .where(one_of(proposals.c.target_id))
+        .order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()),
+        {"ids": list(item_ids)},
+    )
+    found: dict[uuid.UUID, list[ProposalRecord]] = {item_id: [] for item_id in item_ids}
+    for row in rows:
+        found[row.target_id].append(from_row(ProposalRecord, row))
+    return found
 
 
 def _insert(

@@ -33,6 +33,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from mneia.vocabulary import (
     ActorKind,
     DisputeStatus,
+    ItemEventKind,
     ItemKind,
     ItemStatus,
     ProposalKind,
@@ -226,13 +227,29 @@ item_events = Table(
     _uuid("item_id"),
     _uuid("actor_id"),
     _at("at"),
-    Column("event", Text, nullable=False),
+    Column("event", Word(ItemEventKind), nullable=False),
     Column("from_status", Word(ItemStatus)),
     Column("to_status", Word(ItemStatus), nullable=False),
     Column("load_bearing", Boolean, nullable=False),
     Column("confirmed", Boolean, nullable=False),
     Column("reason", Text),
     Column("data", JSONB, nullable=False),
+)
+
+item_states = Table(
+    "item_states",
+    metadata,
+    _ws(),
+    Column("item_id", UUID(as_uuid=True), primary_key=True),
+    Column("since", DateTime(timezone=True), primary_key=True),
+    _at("until"),
+    Column("status", Word(ItemStatus), nullable=False),
+    Column("status_reason", Text),
+    Column("load_bearing", Boolean, nullable=False),
+    Column("load_bearing_suggested", Boolean, nullable=False),
+    _uuid("confirmed_by", nullable=True),
+    _at("confirmed_at", nullable=True),
+    _at("last_verified_at", nullable=True),
 )
 
 proposals = Table(

@@ -1,9 +1,67 @@
--- The event log (R6): every change of an item appends an event (who, when,
--- from which status to which, the load-bearing and confirmation state after
--- it, and why). Written by this trigger only: SECURITY DEFINER, so that
--- mneia_app needs (and has) no INSERT on item_events, and no code path can
--- change an item silently or invent its history. As-of reads (R9) rebuild an
--- item's state from these events.
+-- The event log (R6) and the states it implies (R9).
+--
+-- Every change of an item appends an event (who, when, from which status to
+-- which, the load-bearing and confirmation state after it, and why), and
+-- records the item's state from that instant on in item_states. Written by
+-- this trigger only: SECURITY DEFINER, so that mneia_app needs (and has) no
+-- INSERT on item_events or item_states, and no code path can change an item
+-- silently or invent its history.
+--
+-- The instant of a change is the database's transaction time, now(): every
+-- change one transaction makes shares it, and the events of one instant are
+-- ordered by seq. An instant never goes back: a change committed after a
+-- later-started transaction changed the item takes that one's instant. So a
+-- moment has one answer: the state whose [since, until) holds it. An
+-- administrator loading history (a trusted session) records an item at the
+-- times it carries; the server's own writes carry now() (authority.sql), but
+-- for a replacement accepted from a proposal, which carries the time the
+-- agent proposed it and is recorded, and so believed, from its acceptance.
+
+-- One event of the item's log; ``item`` is the item after the change.
+CREATE FUNCTION public.mneia_item_event(item public.items, actor uuid, moment timestamptz, kind text,
+                                        was text, bearing boolean, ruled boolean, why text, extra jsonb)
+  RETURNS void
+  LANGUAGE sql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+    INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
+                                    load_bearing, confirmed, reason, data)
+    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra)
+  $$;
+
+-- The item's state from ``moment`` on, as far as its own times tell (a
+-- confirmation, a load-bearing setting or a verification dated later is not
+-- in it yet), ending the state before it. Changes at one instant are one state.
+CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz) RETURNS void
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    bearing boolean := item.load_bearing AND coalesce(item.load_bearing_set_at <= moment, true);
+    ruled boolean := coalesce(item.confirmed_at <= moment, false);
+    verified timestamptz := CASE WHEN item.last_verified_at <= moment THEN item.last_verified_at END;
+    current_since timestamptz;
+  BEGIN
+    SELECT s.since INTO current_since FROM public.item_states s
+      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
+    IF current_since >= moment THEN
+      UPDATE public.item_states s
+        SET status = item.status, status_reason = item.status_reason, load_bearing = bearing,
+            load_bearing_suggested = item.load_bearing_suggested,
+            confirmed_by = CASE WHEN ruled THEN item.confirmed_by END,
+            confirmed_at = CASE WHEN ruled THEN item.confirmed_at END, last_verified_at = verified
+        WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
+      RETURN;
+    END IF;
+    UPDATE public.item_states s SET until = moment
+      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
+    INSERT INTO public.item_states (workspace_id, item_id, since, status, status_reason, load_bearing,
+                                    load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at)
+    VALUES (item.workspace_id, item.id, moment, item.status, item.status_reason, bearing,
+            item.load_bearing_suggested, CASE WHEN ruled THEN item.confirmed_by END,
+            CASE WHEN ruled THEN item.confirmed_at END, verified);
+  END
+  $$;
 
 CREATE FUNCTION public.mneia_items_log() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
@@ -12,69 +70,83 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
   DECLARE
     who uuid := coalesce(public.mneia_actor(), NEW.asserted_by);
     confirmed boolean := NEW.confirmed_by IS NOT NULL;
+    instant timestamptz := now();
+    moment timestamptz;
   BEGIN
     IF TG_OP = 'INSERT' THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed, reason, data)
-      VALUES (NEW.workspace_id, NEW.id, NEW.asserted_by, NEW.asserted_at, 'ASSERTED', NULL,
-              NEW.status,
-              NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.asserted_at,
-              confirmed AND NEW.confirmed_at <= NEW.asserted_at,
-              NEW.supersession_reason,
-              jsonb_build_object('supersedes', NEW.supersedes_id, 'session', NEW.session_id));
+      IF public.mneia_trusted_session() THEN
+        instant := NEW.asserted_at;
+      END IF;
+      PERFORM public.mneia_item_event(NEW, NEW.asserted_by, instant, 'ASSERTED', NULL,
+        NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.asserted_at,
+        confirmed AND NEW.confirmed_at <= NEW.asserted_at,
+        coalesce(NEW.supersession_reason, NEW.status_reason),
+        jsonb_build_object('supersedes', NEW.supersedes_id, 'session', NEW.session_id));
       IF confirmed AND NEW.confirmed_at > NEW.asserted_at THEN
-        INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                                 load_bearing, confirmed)
-        VALUES (NEW.workspace_id, NEW.id, NEW.confirmed_by, NEW.confirmed_at, 'CONFIRMED',
-                NEW.status, NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.confirmed_at,
-                true);
+        PERFORM public.mneia_item_event(NEW, NEW.confirmed_by, greatest(NEW.confirmed_at, instant),
+          'CONFIRMED', NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.confirmed_at,
+          true, NULL, '{}');
       END IF;
       IF NEW.load_bearing AND NEW.load_bearing_set_at > NEW.asserted_at THEN
-        INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                                 load_bearing, confirmed)
-        VALUES (NEW.workspace_id, NEW.id, NEW.load_bearing_set_by, NEW.load_bearing_set_at,
-                'LOAD_BEARING_SET', NEW.status, NEW.status, true, confirmed);
+        PERFORM public.mneia_item_event(NEW, NEW.load_bearing_set_by,
+          greatest(NEW.load_bearing_set_at, instant), 'LOAD_BEARING_SET', NEW.status, true,
+          confirmed AND NEW.confirmed_at <= NEW.load_bearing_set_at, NULL, '{}');
       END IF;
+      IF NEW.last_verified_at > NEW.asserted_at THEN
+        PERFORM public.mneia_item_event(NEW, who, greatest(NEW.last_verified_at, instant), 'VERIFIED',
+          NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.last_verified_at,
+          confirmed AND NEW.confirmed_at <= NEW.last_verified_at, NULL, '{}');
+      END IF;
+      FOR moment IN
+        SELECT DISTINCT m FROM unnest(ARRAY[instant, NEW.confirmed_at, NEW.load_bearing_set_at,
+                                            NEW.last_verified_at]) m
+        WHERE m >= instant ORDER BY m
+      LOOP
+        PERFORM public.mneia_item_state(NEW, moment);
+      END LOOP;
       RETURN NEW;
     END IF;
 
+    instant := greatest(now(), (SELECT s.since FROM public.item_states s
+                                WHERE s.workspace_id = NEW.workspace_id AND s.item_id = NEW.id
+                                  AND s.until = 'infinity'));
     IF NEW.status IS DISTINCT FROM OLD.status THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed, reason)
-      VALUES (NEW.workspace_id, NEW.id, who, now(), 'STATUS_CHANGED', OLD.status, NEW.status,
-              NEW.load_bearing, confirmed, NEW.status_reason);
+      PERFORM public.mneia_item_event(NEW, who, instant, 'STATUS_CHANGED', OLD.status, NEW.load_bearing,
+                                      confirmed, NEW.status_reason, '{}');
     END IF;
     IF NEW.status_reason IS DISTINCT FROM OLD.status_reason
        AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed, reason)
-      VALUES (NEW.workspace_id, NEW.id, who, now(), 'NOTED', OLD.status, NEW.status,
-              NEW.load_bearing, confirmed, NEW.status_reason);
+      PERFORM public.mneia_item_event(NEW, who, instant, 'NOTED', OLD.status, NEW.load_bearing, confirmed,
+                                      NEW.status_reason, '{}');
     END IF;
     IF NEW.confirmed_by IS DISTINCT FROM OLD.confirmed_by THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed)
-      VALUES (NEW.workspace_id, NEW.id, who, now(), 'CONFIRMED', OLD.status, NEW.status,
-              NEW.load_bearing, confirmed);
+      PERFORM public.mneia_item_event(NEW, who, instant, 'CONFIRMED', OLD.status, NEW.load_bearing,
+                                      confirmed, NULL, '{}');
     END IF;
     IF NEW.load_bearing IS DISTINCT FROM OLD.load_bearing THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed)
-      VALUES (NEW.workspace_id, NEW.id, who, now(),
-              CASE WHEN NEW.load_bearing THEN 'LOAD_BEARING_SET' ELSE 'LOAD_BEARING_CLEARED' END,
-              OLD.status, NEW.status, NEW.load_bearing, confirmed);
+      PERFORM public.mneia_item_event(NEW, who, instant,
+        CASE WHEN NEW.load_bearing THEN 'LOAD_BEARING_SET' ELSE 'LOAD_BEARING_CLEARED' END,
+        OLD.status, NEW.load_bearing, confirmed, NULL, '{}');
     END IF;
     IF NEW.load_bearing_suggested AND NOT OLD.load_bearing_suggested THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed)
-      VALUES (NEW.workspace_id, NEW.id, who, now(), 'LOAD_BEARING_SUGGESTED', OLD.status,
-              NEW.status, NEW.load_bearing, confirmed);
+      PERFORM public.mneia_item_event(NEW, who, instant, 'LOAD_BEARING_SUGGESTED', OLD.status,
+                                      NEW.load_bearing, confirmed, NULL, '{}');
+    END IF;
+    -- A suggestion settled without making the item load-bearing: a human declined it.
+    IF OLD.load_bearing_suggested AND NOT NEW.load_bearing_suggested
+       AND NEW.load_bearing IS NOT DISTINCT FROM OLD.load_bearing THEN
+      PERFORM public.mneia_item_event(NEW, who, instant, 'LOAD_BEARING_DECLINED', OLD.status,
+                                      NEW.load_bearing, confirmed, NULL, '{}');
     END IF;
     IF NEW.last_verified_at IS DISTINCT FROM OLD.last_verified_at THEN
-      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                               load_bearing, confirmed)
-      VALUES (NEW.workspace_id, NEW.id, who, now(), 'VERIFIED', OLD.status, NEW.status,
-              NEW.load_bearing, confirmed);
+      PERFORM public.mneia_item_event(NEW, who, instant, 'VERIFIED', OLD.status, NEW.load_bearing,
+                                      confirmed, NULL, '{}');
+    END IF;
+    IF (NEW.status, NEW.status_reason, NEW.load_bearing, NEW.load_bearing_suggested, NEW.confirmed_by,
+        NEW.confirmed_at, NEW.last_verified_at)
+       IS DISTINCT FROM (OLD.status, OLD.status_reason, OLD.load_bearing, OLD.load_bearing_suggested,
+                         OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
+      PERFORM public.mneia_item_state(NEW, instant);
     END IF;
     RETURN NEW;
   END

@@ -215,6 +215,9 @@ CREATE INDEX items_selection ON items (workspace_id, project_id, status, kind)
 -- Index-only scans need a fresh visibility map: vacuum items early.
 ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
                        autovacuum_vacuum_insert_scale_factor = 0.02);
+-- An as-of page (R9): the items said by a moment, newest first, found without
+-- walking past everything said after it.
+CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id);
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX items_search ON items USING gin (search);
 
@@ -226,7 +229,9 @@ CREATE TABLE item_events (
   item_id uuid NOT NULL,
   actor_id uuid NOT NULL,
   at timestamptz NOT NULL,
-  event text NOT NULL,
+  event text NOT NULL CHECK (event IN ('ASSERTED', 'STATUS_CHANGED', 'NOTED', 'CONFIRMED',
+    'LOAD_BEARING_SET', 'LOAD_BEARING_CLEARED', 'LOAD_BEARING_SUGGESTED', 'LOAD_BEARING_DECLINED',
+    'VERIFIED')),
   from_status text,
   to_status text NOT NULL,
   load_bearing boolean NOT NULL,
@@ -238,6 +243,31 @@ CREATE TABLE item_events (
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id)
 );
 CREATE INDEX item_events_item ON item_events (workspace_id, item_id, at, seq);
+
+-- What an item was, from one instant until the next change (R9): the state
+-- columns of items as they stood during [since, until). Written only by the
+-- event log trigger (events.sql), one row per instant at which the item
+-- changed: the changes one transaction makes share its instant and end as
+-- one state, so a moment has exactly one state per item. The current state
+-- runs until 'infinity'.
+CREATE TABLE item_states (
+  workspace_id uuid NOT NULL,
+  item_id uuid NOT NULL,
+  since timestamptz NOT NULL,
+  until timestamptz NOT NULL DEFAULT 'infinity',
+  status text NOT NULL,
+  status_reason text,
+  load_bearing boolean NOT NULL,
+  load_bearing_suggested boolean NOT NULL,
+  confirmed_by uuid,
+  confirmed_at timestamptz,
+  last_verified_at timestamptz,
+  PRIMARY KEY (workspace_id, item_id, since),
+  FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, confirmed_by) REFERENCES actors (workspace_id, id),
+  CHECK (until > since)
+);
+CREATE UNIQUE INDEX item_states_current ON item_states (workspace_id, item_id) WHERE until = 'infinity';
 
 CREATE TABLE proposals (
   workspace_id uuid NOT NULL,
@@ -265,6 +295,7 @@ CREATE TABLE proposals (
   seq bigint NOT NULL DEFAULT nextval('announcement_seq')
 );
 CREATE INDEX proposals_project ON proposals (workspace_id, project_id, status, proposed_at DESC);
+CREATE INDEX proposals_target ON proposals (workspace_id, target_id);
 CREATE UNIQUE INDEX proposals_seq ON proposals (workspace_id, seq);
 CREATE UNIQUE INDEX proposals_one_pending_load_bearing ON proposals (workspace_id, target_id)
   WHERE kind = 'LOAD_BEARING' AND status = 'PENDING';

@@ -33,6 +33,8 @@ ALTER TABLE items ENABLE ROW LEVEL SECURITY;
 ALTER TABLE items FORCE ROW LEVEL SECURITY;
 ALTER TABLE item_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE item_events FORCE ROW LEVEL SECURITY;
+ALTER TABLE item_states ENABLE ROW LEVEL SECURITY;
+ALTER TABLE item_states FORCE ROW LEVEL SECURITY;
 ALTER TABLE proposals ENABLE ROW LEVEL SECURITY;
 ALTER TABLE proposals FORCE ROW LEVEL SECURITY;
 ALTER TABLE disputes ENABLE ROW LEVEL SECURITY;
@@ -176,6 +178,16 @@ CREATE POLICY item_event_read ON item_events FOR SELECT USING (
 -- Only the event log trigger (events.sql) appends, as the owner.
 CREATE POLICY item_event_append ON item_events FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND actor_id IS NOT NULL);
+
+-- An item's past states, seen with the item; kept by the event log trigger
+-- (events.sql), as the owner.
+CREATE POLICY item_state_read ON item_states FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = item_states.workspace_id
+                AND i.id = item_states.item_id));
+CREATE POLICY item_state_keep ON item_states FOR ALL TO mneia_owner
+  USING (workspace_id = (SELECT mneia_workspace()))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));
 
 -- Proposals and disputes: shown with what they are about ----------------------
 

@@ -1,0 +1,190 @@
+"""One moment of one read: the loaders, the clock and the helpers that fields use (R9).
+
+A read made ``asOf: T`` answers every field it reaches as of T, however deep
+the selection. The moment is not a special case in each field: every object
+the schema builds carries the ``View`` it was read in (``Item.of(record,
+view)``), and its fields load what they point at through ``view.loaders``,
+which answer as of the view's moment, and judge staleness and freshness at
+``view.now``. A field added later reaches nothing but through its view, so it
+inherits the moment. The present is the view without a moment.
+
+As of T:
+- items come with their state at T (storage.item, through item_states); an
+  item recorded after T is absent, so a replacement made after T is no
+  ``supersededBy`` and a chain ends where it ended at T;
+- disputes and proposals raised after T are absent; one decided after T is
+  still open (``DisputeRecord.at``, ``ProposalRecord.at``);
+- a session ended after T is still open; an item's log ends at T;
+- actors, teams and projects do not change: one loader serves every moment.
+
+Loaders are per transaction (resolvers.context makes fresh ones for each);
+the views of one transaction share them, one set per moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from strawberry.dataloader import DataLoader
+
+from mneia.resolvers.redaction import redacted
+from mneia.resolvers.rendering import rendered
+from mneia.storage import actor, dispute, event, item, project, proposal, session, team
+from mneia.storage.database import Tx
+from mneia.storage.item import ItemRecord
+from mneia.storage.session import SessionRecord
+
+K = TypeVar("K")
+V = TypeVar("V")
+R = TypeVar("R")
+
+
+def _keyed(
+    tx_of: Callable[[], Tx], fetch: Callable[[Tx, Sequence[uuid.UUID]], Awaitable[dict[uuid.UUID, Any]]]
+) -> DataLoader[uuid.UUID, Any]:
+    async def load(keys: list[uuid.UUID]) -> list[Any]:
+        found = await fetch(tx_of(), keys)
+        return [found.get(key) for key in keys]
+
+    return DataLoader(load_fn=load)
+
+
+class _Seen(Generic[K, V, R]):
+    """A loader's values as they stood at a moment: the present loader's, converted.
+
+    Returns futures like a DataLoader, already done when the present one is,
+    so that fields answer without awaiting once a page warmed it
+    (schema.loading). No statement of its own: the present value holds the past.
+    """
+
+    def __init__(self, present: DataLoader[K, V], then: Callable[[V], R]) -> None:
+        self.present = present
+        self.then = then
+
+    def load(self, key: K) -> asyncio.Future[R]:
+        inner: asyncio.Future[V] = self.present.load(key)  # type: ignore[assignment]  # a Future
+        outer: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+
+        def settle(done: asyncio.Future[V]) -> None:
+            if outer.done():
+                return
+            if done.cancelled():
+                outer.cancel()
+            elif (error := done.exception()) is not None:
+                outer.set_exception(error)
+            else:
+                outer.set_result(self.then(done.result()))
+
+        if inner.done():
+            settle(inner)
+        else:
+            inner.add_done_callback(settle)
+        return outer
+
+    def load_many(self, keys: Sequence[K]) -> Awaitable[list[R]]:
+        return asyncio.gather(*(self.load(key) for key in keys))
+
+
+def _session_at(moment: datetime) -> Callable[[SessionRecord | None], SessionRecord | None]:
+    def then(record: SessionRecord | None) -> SessionRecord | None:
+        if record is None or record.ended_at is None or record.ended_at <= moment:
+            return record
+        return dataclasses.replace(record, ended_at=None)
+
+    return then
+
+
+class Loaders:
+    """DataLoaders by kind, answering as of ``moment`` (None: now). ``at`` gives another moment's."""
+
+    def __init__(
+        self, tx_of: Callable[[], Tx], moment: datetime | None = None, present: Loaders | None = None
+    ):
+        self.moment = moment
+        self._tx_of = tx_of
+        self._moments: dict[datetime, Loaders] = {}
+        if present is None:
+            self.actor = _keyed(tx_of, actor.by_ids)
+            self.team = _keyed(tx_of, team.by_ids)
+            self.project = _keyed(tx_of, project.by_ids)
+            self.session: Any = _keyed(tx_of, session.by_ids)
+            self.item = _keyed(tx_of, item.by_ids)
+            self.successor = _keyed(tx_of, item.successors)
+            self.chain = _keyed(tx_of, item.chains)
+            self.disputes: Any = _keyed(tx_of, dispute.involving)
+            self.dispute: Any = _keyed(tx_of, dispute.by_ids)
+            self.proposals: Any = _keyed(tx_of, proposal.about)
+            self.events: Any = _keyed(tx_of, event.of_items)
+            return
+        assert moment is not None
+        self.actor, self.team, self.project = present.actor, present.team, present.project
+        self.session = _Seen(present.session, _session_at(moment))
+        self.item = _keyed(tx_of, lambda tx, ids: item.by_ids(tx, ids, moment))
+        self.successor = _keyed(tx_of, lambda tx, ids: item.successors(tx, ids, moment))
+        self.chain = _keyed(tx_of, lambda tx, ids: item.chains(tx, ids, moment))
+        self.disputes = _Seen(
+            present.disputes, lambda found: [then for d in found if (then := d.at(moment)) is not None]
+        )
+        self.dispute = _Seen(present.dispute, lambda found: found.at(moment) if found is not None else None)
+        self.proposals = _Seen(
+            present.proposals, lambda found: [then for p in found if (then := p.at(moment)) is not None]
+        )
+        self.events = _Seen(present.events, lambda found: [e for e in found if e.at <= moment])
+
+    def at(self, moment: datetime | None) -> Loaders:
+        """The loaders of ``moment`` in this transaction: made once, shared by its views."""
+        if moment is None or moment == self.moment:
+            return self
+        if self.moment is not None:
+            raise ValueError("another moment's loaders come from the present's")
+        if moment not in self._moments:
+            self._moments[moment] = Loaders(self._tx_of, moment, self)
+        return self._moments[moment]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class View:
+    """What the fields of objects read at one moment use: ``context`` supplies the clock of now."""
+
+    context: Any
+    loaders: Loaders
+
+    @property
+    def moment(self) -> datetime | None:
+        return self.loaders.moment
+
+    @property
+    def now(self) -> datetime:
+        """The instant staleness and freshness are judged at: the moment, else the request's clock."""
+        return self.loaders.moment if self.loaders.moment is not None else self.context.now
+
+    def redact(self, text: str | None) -> str | None | Awaitable[str | None]:
+        """A reason as this reader may see it: ids of what it cannot see (then) are hidden."""
+        return redacted(self, text)
+
+    async def render(self, record: ItemRecord) -> str:
+        """The item as one line of text, its authority first (R4), as it stood at the moment."""
+        return await rendered(self, record)
+
+    async def warm(self, records: Sequence[ItemRecord]) -> None:
+        """Load what a list of items' provenance points at, one batched query per kind.
+
+        Afterwards their nested fields answer without awaiting (schema.loading).
+        """
+        loaders = self.loaders
+        actor_ids = {r.asserted_by for r in records} | {r.confirmed_by for r in records if r.confirmed_by}
+        session_ids = {r.session_id for r in records if r.session_id}
+        loaded: tuple[list[Any], list[Any], list[Any]] = await asyncio.gather(
+            loaders.actor.load_many(list(actor_ids)),
+            loaders.session.load_many(list(session_ids)),
+            loaders.project.load_many(list({r.project_id for r in records})),
+        )
+        projects = loaded[2]
+        team_ids = [p.team_id for p in projects if p is not None and p.team_id is not None]
+        if team_ids:
+            await loaders.team.load_many(team_ids)
