@@ -6,7 +6,7 @@ SET LOCAL check_function_bodies = off;
 DROP POLICY item_state_keep ON item_states;
 DROP POLICY item_state_read ON item_states;
 DROP FUNCTION mneia_item_event(item items, actor uuid, moment timestamp with time zone, kind text, was text, bearing boolean, ruled boolean, why text, extra jsonb);
-DROP FUNCTION mneia_item_state(item items, moment timestamp with time zone);
+DROP FUNCTION mneia_item_state(item items, moment timestamp with time zone, first boolean);
 ALTER TABLE item_events DROP CONSTRAINT item_events_event_check;
 DROP INDEX items_asserted;
 DROP INDEX proposals_target;

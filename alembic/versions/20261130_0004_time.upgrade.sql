@@ -32,14 +32,16 @@ CREATE INDEX items_asserted ON public.items USING btree (workspace_id, project_i
 CREATE INDEX proposals_target ON public.proposals USING btree (workspace_id, target_id);
 CREATE OR REPLACE FUNCTION public.mneia_item_event(item items, actor uuid, moment timestamp with time zone, kind text, was text, bearing boolean, ruled boolean, why text, extra jsonb)
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
 AS $function$
+  BEGIN
     INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
                                     load_bearing, confirmed, reason, data)
-    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra)
+    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra);
+  END
   $function$;
-CREATE OR REPLACE FUNCTION public.mneia_item_state(item items, moment timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.mneia_item_state(item items, moment timestamp with time zone, first boolean)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'public', 'pg_temp'
@@ -50,19 +52,21 @@ AS $function$
     verified timestamptz := CASE WHEN item.last_verified_at <= moment THEN item.last_verified_at END;
     current_since timestamptz;
   BEGIN
-    SELECT s.since INTO current_since FROM public.item_states s
-      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
-    IF current_since >= moment THEN
-      UPDATE public.item_states s
-        SET status = item.status, status_reason = item.status_reason, load_bearing = bearing,
-            load_bearing_suggested = item.load_bearing_suggested,
-            confirmed_by = CASE WHEN ruled THEN item.confirmed_by END,
-            confirmed_at = CASE WHEN ruled THEN item.confirmed_at END, last_verified_at = verified
+    IF NOT first THEN
+      SELECT s.since INTO current_since FROM public.item_states s
+        WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
+      IF current_since >= moment THEN
+        UPDATE public.item_states s
+          SET status = item.status, status_reason = item.status_reason, load_bearing = bearing,
+              load_bearing_suggested = item.load_bearing_suggested,
+              confirmed_by = CASE WHEN ruled THEN item.confirmed_by END,
+              confirmed_at = CASE WHEN ruled THEN item.confirmed_at END, last_verified_at = verified
+          WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
+        RETURN;
+      END IF;
+      UPDATE public.item_states s SET until = moment
         WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
-      RETURN;
     END IF;
-    UPDATE public.item_states s SET until = moment
-      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
     INSERT INTO public.item_states (workspace_id, item_id, since, status, status_reason, load_bearing,
                                     load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at)
     VALUES (item.workspace_id, item.id, moment, item.status, item.status_reason, bearing,
@@ -111,7 +115,7 @@ AS $function$
                                             NEW.last_verified_at]) m
         WHERE m >= instant ORDER BY m
       LOOP
-        PERFORM public.mneia_item_state(NEW, moment);
+        PERFORM public.mneia_item_state(NEW, moment, moment = instant);
       END LOOP;
       RETURN NEW;
     END IF;
@@ -155,7 +159,7 @@ AS $function$
         NEW.confirmed_at, NEW.last_verified_at)
        IS DISTINCT FROM (OLD.status, OLD.status_reason, OLD.load_bearing, OLD.load_bearing_suggested,
                          OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
-      PERFORM public.mneia_item_state(NEW, instant);
+      PERFORM public.mneia_item_state(NEW, instant, false);
     END IF;
     RETURN NEW;
   END
@@ -165,7 +169,7 @@ CREATE POLICY item_state_read ON item_states AS PERMISSIVE FOR SELECT TO public 
    FROM items i
   WHERE ((i.workspace_id = item_states.workspace_id) AND (i.id = item_states.item_id))))));
 REVOKE ALL ON FUNCTION mneia_item_event(item items, actor uuid, moment timestamp with time zone, kind text, was text, bearing boolean, ruled boolean, why text, extra jsonb) FROM PUBLIC;
-REVOKE ALL ON FUNCTION mneia_item_state(item items, moment timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION mneia_item_state(item items, moment timestamp with time zone, first boolean) FROM PUBLIC;
 GRANT SELECT ON item_states TO mneia_app;
 
 -- The states of the items already there, rebuilt from their events, as the owner past the

@@ -17,22 +17,27 @@
 -- for a replacement accepted from a proposal, which carries the time the
 -- agent proposed it and is recorded, and so believed, from its acceptance.
 
--- One event of the item's log; ``item`` is the item after the change.
+-- One event of the item's log; ``item`` is the item after the change. PL/pgSQL, not SQL:
+-- a SQL function that cannot be inlined (its SET clause) plans its INSERT on every call,
+-- where PL/pgSQL keeps the plan for the session.
 CREATE FUNCTION public.mneia_item_event(item public.items, actor uuid, moment timestamptz, kind text,
                                         was text, bearing boolean, ruled boolean, why text, extra jsonb)
   RETURNS void
-  LANGUAGE sql
+  LANGUAGE plpgsql
   SET search_path = pg_catalog, public, pg_temp
   AS $$
+  BEGIN
     INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
                                     load_bearing, confirmed, reason, data)
-    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra)
+    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra);
+  END
   $$;
 
 -- The item's state from ``moment`` on, as far as its own times tell (a
 -- confirmation, a load-bearing setting or a verification dated later is not
 -- in it yet), ending the state before it. Changes at one instant are one state.
-CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz) RETURNS void
+-- ``first``: the item's first state, at its assertion; there is none before it to end.
+CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz, first boolean) RETURNS void
   LANGUAGE plpgsql
   SET search_path = pg_catalog, public, pg_temp
   AS $$
@@ -42,19 +47,21 @@ CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz) R
     verified timestamptz := CASE WHEN item.last_verified_at <= moment THEN item.last_verified_at END;
     current_since timestamptz;
   BEGIN
-    SELECT s.since INTO current_since FROM public.item_states s
-      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
-    IF current_since >= moment THEN
-      UPDATE public.item_states s
-        SET status = item.status, status_reason = item.status_reason, load_bearing = bearing,
-            load_bearing_suggested = item.load_bearing_suggested,
-            confirmed_by = CASE WHEN ruled THEN item.confirmed_by END,
-            confirmed_at = CASE WHEN ruled THEN item.confirmed_at END, last_verified_at = verified
+    IF NOT first THEN
+      SELECT s.since INTO current_since FROM public.item_states s
+        WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
+      IF current_since >= moment THEN
+        UPDATE public.item_states s
+          SET status = item.status, status_reason = item.status_reason, load_bearing = bearing,
+              load_bearing_suggested = item.load_bearing_suggested,
+              confirmed_by = CASE WHEN ruled THEN item.confirmed_by END,
+              confirmed_at = CASE WHEN ruled THEN item.confirmed_at END, last_verified_at = verified
+          WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
+        RETURN;
+      END IF;
+      UPDATE public.item_states s SET until = moment
         WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
-      RETURN;
     END IF;
-    UPDATE public.item_states s SET until = moment
-      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
     INSERT INTO public.item_states (workspace_id, item_id, since, status, status_reason, load_bearing,
                                     load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at)
     VALUES (item.workspace_id, item.id, moment, item.status, item.status_reason, bearing,
@@ -102,7 +109,7 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
                                             NEW.last_verified_at]) m
         WHERE m >= instant ORDER BY m
       LOOP
-        PERFORM public.mneia_item_state(NEW, moment);
+        PERFORM public.mneia_item_state(NEW, moment, moment = instant);
       END LOOP;
       RETURN NEW;
     END IF;
@@ -146,7 +153,7 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
         NEW.confirmed_at, NEW.last_verified_at)
        IS DISTINCT FROM (OLD.status, OLD.status_reason, OLD.load_bearing, OLD.load_bearing_suggested,
                          OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
-      PERFORM public.mneia_item_state(NEW, instant);
+      PERFORM public.mneia_item_state(NEW, instant, false);
     END IF;
     RETURN NEW;
   END
