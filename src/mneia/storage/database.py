@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Executable, any_, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import CursorResult
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from mneia.config import async_url
@@ -44,6 +45,15 @@ def create_engine(url: str, *, pool_size: int = 20, application_name: str = "mne
         pool_recycle=1800,
         connect_args={"server_settings": {"application_name": application_name}},
     )
+
+
+class Unreachable(ConnectionError):
+    """No connection could be opened: the database is away, restarting, or refused us.
+
+    A connection dropped while it is being set up fails with whatever the driver
+    was doing then (an asyncpg protocol state error, say); to the caller it is
+    the database's absence all the same, never an internal error.
+    """
 
 
 class TransactionEnded(RuntimeError):
@@ -92,7 +102,11 @@ class Tx:
 @asynccontextmanager
 async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     """A transaction that commits when the block ends cleanly and was not marked failed."""
-    async with engine.connect() as connection:
+    try:
+        connection = await engine.connect()
+    except DBAPIError as error:
+        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
+    try:
         tx = Tx(connection)
         await connection.begin()
         try:
@@ -106,6 +120,8 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
             await connection.rollback()
         else:
             await connection.commit()
+    finally:
+        await connection.close()
 
 
 R = TypeVar("R")
