@@ -291,54 +291,24 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(url: str) -> Iterator[str]:
-    """The app on a free local port until the block ends; yields its base URL."""
-    port = free_port()
-    child = subprocess.Popen([sys.executable, __file__, "--serve", url, "--port", str(port)])
+def _child_serving(
+    name: str, command: list[str], port: int, patience: float, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``command`` serving on ``port`` until the block ends: its base URL once /healthz answers, and it."""
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience
         while True:
             if child.poll() is not None:
-                raise SystemExit(f"the server exited with status {child.returncode}")
+                raise SystemExit(f"{name} exited with status {child.returncode}")
             try:
                 if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise SystemExit("the server did not answer /healthz within 30 s")
-            time.sleep(0.1)
-        yield base
-    finally:
-        child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-
-
-@contextmanager
-def mneia_serve(url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The real command on a free port until the block ends; yields its base URL and process."""
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": url}
-    command = [sys.executable, "-m", "mneia.cli", "serve", "--port", str(port), "--log-level", "warning"]
-    child = subprocess.Popen([*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if child.poll() is not None:
-                raise SystemExit(f"mneia serve exited with status {child.returncode}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("mneia serve did not answer /healthz within 60 s")
+                raise SystemExit(f"{name} did not answer /healthz within {patience:.0f} s")
             time.sleep(0.1)
         yield base, child
     finally:
@@ -348,6 +318,25 @@ def mneia_serve(url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+@contextmanager
+def running_server(url: str) -> Iterator[str]:
+    """The app on a free local port until the block ends; yields its base URL."""
+    port = free_port()
+    command = [sys.executable, __file__, "--serve", url, "--port", str(port)]
+    with _child_serving("the server", command, port, 30) as (base, _):
+        yield base
+
+
+@contextmanager
+def mneia_serve(url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The real command on a free port until the block ends; yields its base URL and process."""
+    port = free_port()
+    command = [sys.executable, "-m", "mneia.cli", "serve", "--port", str(port), "--log-level", "warning"]
+    env = {**os.environ, "DATABASE_URL": url}
+    with _child_serving("mneia serve", [*command, "--workers", str(workers)], port, 60, env) as served:
+        yield served
 
 
 # ---------------------------------------------------------------------------
