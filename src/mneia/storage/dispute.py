@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
@@ -60,9 +60,14 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRec
 
 async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
     """The announced dispute with this number, if the caller can see it."""
-    query = select(*_COLUMNS).where(disputes.c.workspace_id == tx.workspace_id, disputes.c.seq == seq)
-    row = (await tx.execute(query)).first()
+    row = (await tx.execute(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})).first()
     return from_row(DisputeRecord, row) if row else None
+
+
+# Built once: read for every subscriber class of every announcement.
+_BY_SEQ = select(*_COLUMNS).where(
+    disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
+)
 
 
 async def since(tx: Tx, seq: int) -> list[DisputeRecord]:

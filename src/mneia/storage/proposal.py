@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -119,9 +119,14 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRe
 
 async def by_seq(tx: Tx, seq: int) -> ProposalRecord | None:
     """The announced proposal with this number, if the caller can see it."""
-    query = select(*_COLUMNS).where(proposals.c.workspace_id == tx.workspace_id, proposals.c.seq == seq)
-    row = (await tx.execute(query)).first()
+    row = (await tx.execute(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})).first()
     return from_row(ProposalRecord, row) if row else None
+
+
+# Built once: read for every subscriber class of every announcement.
+_BY_SEQ = select(*_COLUMNS).where(
+    proposals.c.workspace_id == bindparam("workspace"), proposals.c.seq == bindparam("seq")
+)
 
 
 async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
