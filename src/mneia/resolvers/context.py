@@ -55,6 +55,7 @@ class Context:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _tx: Tx | None = None
     _actor: ActorRecord | None = None
+    _digested: tuple[str, str] | None = None
     loaders: Loaders = field(init=False)
     # While a subscription event is shared (``sharing``): the context that read it, whose
     # ``event_results`` hold each operation's result once, for every subscriber of its token.
@@ -73,6 +74,13 @@ class Context:
         if not isinstance(given, str):
             return None
         return bearer_token(given) if given.lower().startswith("bearer") else given.strip() or None
+
+    def token_digest(self) -> str:
+        """The digest of ``token()`` (empty when none): a key that holds no secret, hashed once per token."""
+        secret = self.token() or ""
+        if self._digested is None or self._digested[0] != secret:
+            self._digested = (secret, token.digest(secret))
+        return self._digested[1]
 
     @property
     def tx(self) -> Tx:

@@ -100,7 +100,7 @@ class _Reads:
     ) -> AsyncIterator[tuple[Context, V]]:
         """``work`` read under ``context``'s token, once for all who join meanwhile: (its context, result)."""
         secret = context.token()
-        key = (id(context.engine), token.digest(secret or ""), what)
+        key = (id(context.engine), context.token_digest(), what)
         read = self._open.get(key)
         if read is None:
             read = self._open[key] = _Read(Context(engine=context.engine, bearer=secret), work)
