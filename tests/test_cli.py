@@ -328,3 +328,20 @@ async def test_admin_rotate_seal_key_keeps_tokens_working(
     (after,) = await rows(admin_engine, key)
     assert after != before
     assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
+
+
+def test_a_worker_hides_what_it_built_at_start_from_the_garbage_collector(tmp_path: Path) -> None:
+    """``mneia serve``'s worker app freezes the heap it was built with (cli.worker_app): full
+    collections then walk only what requests made, instead of stalling every request in flight."""
+    probe = (
+        "import gc, sys\n"
+        "from mneia.cli import worker_app\n"
+        "before = gc.get_freeze_count()\n"
+        f"worker_app({UNREACHABLE!r})\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [CLI[0], "-c", probe], env=cli_env(tmp_path), capture_output=True, text=True, timeout=60, check=True
+    )
+    before, after = (int(n) for n in done.stdout.split())
+    assert before == 0 and after > 10_000, done.stdout
