@@ -47,7 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from mneia.config import OWNER_ROLE, app_url, async_url
 from mneia.storage import migration
-from mneia.storage.database import Tx, create_engine, transaction
+from mneia.storage.database import Tx, transaction
 
 # ---------------------------------------------------------------------------
 # Where the database comes from
@@ -267,13 +267,14 @@ def sentence(rng: random.Random, low: int, high: int) -> str:
 
 
 def serve(url: str, port: int) -> None:
-    """Child process entry point: the real app on 127.0.0.1:port, as ``mneia_app``."""
+    """Child process entry point: the real app on 127.0.0.1:port, as ``mneia_app``, built as
+    ``mneia serve`` builds each worker's."""
     import uvicorn
 
-    from mneia.app import create_app
+    from mneia.cli import worker_app
     from mneia.http.transport import CoalescingHttpToolsProtocol
 
-    app = create_app(create_engine(app_url(url)))
+    app = worker_app(app_url(url))
     uvicorn.run(
         app,
         host="127.0.0.1",
