@@ -1,0 +1,264 @@
+"""A task's candidates, chosen in SQL with indexes under the caller's row-level security (R11.9).
+
+Two statements, whatever the project's size; the project is never loaded whole:
+
+- ``items``: one UNION ALL of
+  - every ACTIVE load-bearing CONSTRAINT of the project (``items_guaranteed``);
+  - per kind, the newest ``pool`` items still believed (ACTIVE or DISPUTED)
+    that share a word with the task: PostgreSQL full-text search of the
+    statement and details (the generated ``items.search``), the task's words
+    OR'ed. The planner walks ``items_live`` newest first when the words are
+    common and stops at the pool, or takes ``items_search`` when they are rare;
+  - the newest ``every_word`` items sharing every word of the task, so that
+    a strong old match is not lost behind many newer weak ones;
+  each with its ``ts_rank`` against the task;
+- ``replacements``: the replacements asserted since ``since`` (newest first,
+  ``items_replacements``), each with the item it replaced, the instant that
+  item became SUPERSEDED, and their rank.
+
+Both statements join items under the caller's policies, so an item the caller
+cannot see is never a candidate, and a replacement is listed only when the
+caller sees both sides. As of a moment, every item is read as it stood then
+(storage.item's states) and an item recorded later is absent.
+
+A text-search condition uses an index under row-level security only when it
+is LEAKPROOF (migration 0005); either way the answer is the same. The
+statements are planned with the task's words in hand (``force_custom_plan``
+for the transaction): a plan cached for other words could walk a whole
+project for rare ones or sort every match of common ones.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    Select,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    text,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import TSQUERY
+
+from mneia.storage import item
+from mneia.storage.database import Tx
+from mneia.storage.item import ItemRecord
+from mneia.storage.tables import item_states, items
+from mneia.vocabulary import ItemKind
+
+ENGLISH: Any = literal_column("'english'::regconfig")
+RANK_NORMALIZATION = 1
+"""``ts_rank``'s normalization: divided by 1 + log(length), so a long text does not win by length alone."""
+
+_TASK = bindparam("task", type_=Text)
+_EVERY_WORD = func.plainto_tsquery(ENGLISH, _TASK)
+# The same lexemes, OR'ed: plainto_tsquery's canonical text quotes every lexeme, and
+# its operators stand between spaces, so replacing them is exact.
+_ANY_WORD = cast(
+    func.replace(
+        func.replace(cast(_EVERY_WORD, Text), literal_column("' & '"), literal_column("' | '")),
+        literal_column("' <-> '"),
+        literal_column("' | '"),
+    ),
+    TSQUERY,
+)
+_MOMENT = bindparam("moment", type_=DateTime(timezone=True))
+# Constants written into the statements, so that the partial indexes' predicates are proved.
+_ACTIVE: Any = literal_column("'ACTIVE'")
+_DISPUTED: Any = literal_column("'DISPUTED'")
+_SUPERSEDED: Any = literal_column("'SUPERSEDED'")
+_CONSTRAINT: Any = literal_column("'CONSTRAINT'")
+_CUSTOM_PLANS = text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
+
+GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
+_SOURCES: dict[str, Any] = {
+    GUARANTEED: literal_column("'GUARANTEED'"),
+    ANY_WORD: literal_column("'ANY'"),
+    EVERY_WORD: literal_column("'EVERY'"),
+}
+
+
+def _rank(search: Any) -> Any:
+    return func.ts_rank(search, _ANY_WORD, RANK_NORMALIZATION)
+
+
+def _items_statement(moment: Any) -> Any:
+    source, columns = item.columns_at(items, moment)
+    search: Any = literal_column("items.search")
+    project = [items.c.project_id == bindparam("project")]
+    if moment is not None:
+        project.append(items.c.asserted_at <= moment)  # implied by the state join; bounds the scans
+    live = columns["status"].in_([_ACTIVE, _DISPUTED])
+
+    def branch(label: str, *conditions: Any) -> Select[Any]:
+        return (
+            select(*item.selected(columns), _rank(search).label("rank"), _SOURCES[label].label("source"))
+            .select_from(source)
+            .where(*project, *conditions)
+        )
+
+    guaranteed = branch(
+        GUARANTEED,
+        items.c.kind == _CONSTRAINT,
+        columns["status"] == _ACTIVE,
+        columns["load_bearing"],
+    )
+    per_kind = [
+        branch(ANY_WORD, items.c.kind == literal(kind.value, Text), live, search.op("@@")(_ANY_WORD))
+        .order_by(items.c.id.desc())
+        .limit(bindparam(f"pool_{kind.value}"))
+        for kind in ItemKind
+    ]
+    every = (
+        branch(EVERY_WORD, live, search.op("@@")(_EVERY_WORD))
+        .order_by(items.c.id.desc())
+        .limit(bindparam("every_word"))
+    )
+    return union_all(guaranteed, *per_kind, every)
+
+
+def _replacements_statement(moment: Any) -> Select[Any]:
+    replacement, previous = items.alias("replacement"), items.alias("previous")
+    new_source, new_columns = item.columns_at(replacement, moment)
+    old_source, old_columns = item.columns_at(previous, moment)
+    joined = new_source.join(
+        old_source,
+        and_(
+            previous.c.workspace_id == replacement.c.workspace_id,
+            previous.c.id == replacement.c.supersedes_id,
+        ),
+    )
+    became_superseded = (
+        select(func.min(item_states.c.since))
+        .where(
+            item_states.c.workspace_id == previous.c.workspace_id,
+            item_states.c.item_id == previous.c.id,
+            item_states.c.status == _SUPERSEDED,
+        )
+        .scalar_subquery()
+    )
+    both = literal_column("previous.search").op("||")(literal_column("replacement.search"))
+    conditions = [
+        replacement.c.project_id == bindparam("project"),
+        replacement.c.supersedes_id.is_not(None),
+        replacement.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
+    ]
+    if moment is not None:
+        conditions.append(replacement.c.asserted_at <= moment)
+        conditions.append(old_columns["status"] == _SUPERSEDED)
+    return (
+        select(
+            *item.selected(old_columns, "previous_"),
+            *item.selected(new_columns, "replacement_"),
+            became_superseded.label("at"),
+            _rank(both).label("rank"),
+            _rank(literal_column("replacement.search")).label("replacement_rank"),
+        )
+        .select_from(joined)
+        .where(*conditions)
+        .order_by(replacement.c.asserted_at.desc(), replacement.c.id.desc())
+        .limit(bindparam("replacements"))
+    )
+
+
+_ITEMS, _ITEMS_THEN = _items_statement(None), _items_statement(_MOMENT)
+_REPLACEMENTS, _REPLACEMENTS_THEN = _replacements_statement(None), _replacements_statement(_MOMENT)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    record: ItemRecord
+    rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    previous: ItemRecord
+    replacement: ItemRecord
+    at: datetime
+    """When ``previous`` became SUPERSEDED."""
+    rank: float
+    """Of both texts together, against the task."""
+    replacement_rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    guaranteed: list[Match]
+    """Every ACTIVE load-bearing CONSTRAINT the caller sees, oldest first."""
+    matched: list[Match]
+    """The items sharing a word with the task (no guaranteed one among them), by id."""
+    replacements: list[Replacement]
+    """Recent replacements, newest first."""
+
+    @property
+    def best_rank(self) -> float:
+        return max((m.rank for m in (*self.guaranteed, *self.matched)), default=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    project_id: uuid.UUID
+    task: str
+    pools: Mapping[ItemKind, int]
+    every_word: int
+    replacements: int
+    since: datetime
+    as_of: datetime | None = None
+
+
+async def gather(tx: Tx, request: Request) -> Candidates:
+    """The task's candidates, as the caller sees them (now, or as of ``request.as_of``)."""
+    params: dict[str, Any] = {
+        "project": request.project_id,
+        "task": request.task,
+        "every_word": request.every_word,
+        **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
+    }
+    replacements_params: dict[str, Any] = {
+        "project": request.project_id,
+        "task": request.task,
+        "since": request.since,
+        "replacements": request.replacements,
+    }
+    if request.as_of is not None:
+        params["moment"] = replacements_params["moment"] = request.as_of
+    await tx.execute(_CUSTOM_PLANS)
+    found = await tx.execute(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    guaranteed: dict[uuid.UUID, Match] = {}
+    matched: dict[uuid.UUID, Match] = {}
+    for row in found:
+        record = item.record_of(row)
+        match = Match(record, float(row.rank))
+        (guaranteed if row.source == GUARANTEED else matched)[record.id] = match
+    replaced = await tx.execute(
+        _REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, replacements_params
+    )
+    width = item.RECORD_WIDTH
+    replacements = [
+        Replacement(
+            item.record_of(row[:width]),
+            item.record_of(row[width : 2 * width]),
+            row.at,
+            float(row.rank),
+            float(row.replacement_rank),
+        )
+        for row in replaced
+    ]
+    return Candidates(
+        guaranteed=sorted(guaranteed.values(), key=lambda m: m.record.id),
+        matched=[m for key, m in sorted(matched.items()) if key not in guaranteed],
+        replacements=replacements,
+    )
