@@ -83,8 +83,8 @@ async def build(api: Api, items: list[Spec]) -> tuple[str, dict[str, Who]]:
         made = await api.assert_item(
             asserter.token, projectId=p, kind=spec.kind, statement=statement, **fields
         )
-        # Only what Alice can see can she rule on: an agent's PRIVATE item stays the agent's.
-        alice_sees = spec.human or spec.scope != "PRIVATE"
+        # Only what Alice can see can she rule on: an agent's PRIVATE item, or one it granted Bob, not.
+        alice_sees = spec.human or spec.scope in ("PROJECT", "WORKSPACE")
         if spec.load_bearing and spec.kind == "CONSTRAINT" and alice_sees:
             await api.run(world.human.token, MAKE_LOAD_BEARING, i=made["id"])
         ruled = spec.human or (spec.load_bearing and spec.kind == "CONSTRAINT" and alice_sees)

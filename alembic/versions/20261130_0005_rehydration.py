@@ -5,8 +5,9 @@ Revises: 0004_time
 Create Date: 2026-11-30
 
 - ``items_live``: a project's items of one kind still believed (ACTIVE or
-  DISPUTED), newest first: a task's candidates of that kind when its words
-  are common;
+  DISPUTED), newest first, with their search vector and the columns the
+  visibility policy reads: a task's candidates of that kind when its words
+  are common, found on the index alone;
 - ``items_guaranteed``: every ACTIVE load-bearing CONSTRAINT of a project,
   which a slice always holds (R11.1);
 - ``items_replacements``: the replacements of a project by when they were

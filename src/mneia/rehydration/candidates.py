@@ -4,14 +4,16 @@ Two statements, whatever the project's size; the project is never loaded whole:
 
 - ``items``: one UNION ALL of
   - every ACTIVE load-bearing CONSTRAINT of the project (``items_guaranteed``);
-  - per kind, the newest ``pool`` items still believed (ACTIVE or DISPUTED)
-    that share a word with the task: PostgreSQL full-text search of the
-    statement and details (the generated ``items.search``), the task's words
-    OR'ed. The planner walks ``items_live`` newest first when the words are
-    common and stops at the pool, or takes ``items_search`` when they are rare;
-  - the newest ``every_word`` items sharing every word of the task, so that
-    a strong old match is not lost behind many newer weak ones;
-  each with its ``ts_rank`` against the task;
+  - per kind, among the newest ``scans[kind]`` items still believed (ACTIVE or
+    DISPUTED) that share a word with the task, the ``pool`` best ranked:
+    PostgreSQL full-text search of the statement and details (the generated
+    ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
+    planner walks ``items_live`` newest first when the words are common
+    (index-only: the index holds the search vector and what the policies
+    read) and stops at ``scan``, or takes ``items_search`` when they are rare;
+  - the same for the items sharing every word of the task, whatever their
+    kind, so that a strong old match is not lost behind many newer weak ones;
+  each with its rank against the task;
 - ``replacements``: the replacements asserted since ``since`` (newest first,
   ``items_replacements``), each with the item it replaced, the instant that
   item became SUPERSEDED, and their rank.
@@ -38,6 +40,7 @@ from typing import Any
 
 from sqlalchemy import (
     DateTime,
+    Integer,
     Select,
     Text,
     and_,
@@ -83,6 +86,8 @@ _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
 _CUSTOM_PLANS = text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
 
 GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
+SCAN_FACTOR = 3
+"""Of the items sharing every word of the task, how many times ``every_word`` are ranked."""
 _SOURCES: dict[str, Any] = {
     GUARANTEED: literal_column("'GUARANTEED'"),
     ANY_WORD: literal_column("'ANY'"),
@@ -94,38 +99,67 @@ def _rank(search: Any) -> Any:
     return func.ts_rank(search, _ANY_WORD, RANK_NORMALIZATION)
 
 
+def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
+    """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches: ids and ranks only.
+
+    Now, an index-only walk of ``items_live`` (it holds the search vector and
+    the columns the policies read), or ``items_search`` when the words are
+    rare; as of a moment, each item's state then decides whether it was live.
+    """
+    scanned = items.alias("scanned")
+    source, columns = item.columns_at(scanned, moment)
+    search: Any = literal_column("scanned.search")
+    conditions = [
+        scanned.c.project_id == bindparam("project"),
+        columns["status"].in_([_ACTIVE, _DISPUTED]),
+        search.op("@@")(query),
+    ]
+    if kind is not None:
+        conditions.append(scanned.c.kind == literal(kind.value, Text))
+    if moment is not None:
+        conditions.append(scanned.c.asserted_at <= moment)  # implied by the state join; bounds the walk
+    return (
+        select(scanned.c.id.label("id"), _rank(search).label("rank"))
+        .select_from(source)
+        .where(*conditions)
+        .order_by(scanned.c.id.desc())
+        .limit(bindparam(limit, type_=Integer))
+        .subquery()
+    )
+
+
 def _items_statement(moment: Any) -> Any:
     source, columns = item.columns_at(items, moment)
-    search: Any = literal_column("items.search")
-    project = [items.c.project_id == bindparam("project")]
-    if moment is not None:
-        project.append(items.c.asserted_at <= moment)  # implied by the state join; bounds the scans
-    live = columns["status"].in_([_ACTIVE, _DISPUTED])
+    project = items.c.project_id == bindparam("project")
 
-    def branch(label: str, *conditions: Any) -> Select[Any]:
+    def best(label: str, scan: Any, limit: str) -> Select[Any]:
+        """The best-ranked ``limit`` of a scan (chosen on the scan's ids and ranks), then read whole."""
+        top = (
+            select(scan.c.id, scan.c.rank)
+            .order_by(scan.c.rank.desc(), scan.c.id)
+            .limit(bindparam(limit, type_=Integer))
+            .subquery()
+        )
         return (
-            select(*item.selected(columns), _rank(search).label("rank"), _SOURCES[label].label("source"))
-            .select_from(source)
-            .where(*project, *conditions)
+            select(*item.selected(columns), top.c.rank, _SOURCES[label].label("source"))
+            .select_from(source.join(top, items.c.id == top.c.id))
+            .where(project)
         )
 
-    guaranteed = branch(
-        GUARANTEED,
-        items.c.kind == _CONSTRAINT,
-        columns["status"] == _ACTIVE,
-        columns["load_bearing"],
+    guaranteed = (
+        select(
+            *item.selected(columns),
+            _rank(literal_column("items.search")).label("rank"),
+            _SOURCES[GUARANTEED].label("source"),
+        )
+        .select_from(source)
+        .where(project, items.c.kind == _CONSTRAINT, columns["status"] == _ACTIVE, columns["load_bearing"])
     )
     per_kind = [
-        branch(ANY_WORD, items.c.kind == literal(kind.value, Text), live, search.op("@@")(_ANY_WORD))
-        .order_by(items.c.id.desc())
-        .limit(bindparam(f"pool_{kind.value}"))
+        best(ANY_WORD, _scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
         for kind in ItemKind
     ]
-    every = (
-        branch(EVERY_WORD, live, search.op("@@")(_EVERY_WORD))
-        .order_by(items.c.id.desc())
-        .limit(bindparam("every_word"))
-    )
+    every = best(EVERY_WORD, _scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word")
     return union_all(guaranteed, *per_kind, every)
 
 
@@ -169,7 +203,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
         .select_from(joined)
         .where(*conditions)
         .order_by(replacement.c.asserted_at.desc(), replacement.c.id.desc())
-        .limit(bindparam("replacements"))
+        .limit(bindparam("replacements", type_=Integer))
     )
 
 
@@ -213,6 +247,9 @@ class Request:
     project_id: uuid.UUID
     task: str
     pools: Mapping[ItemKind, int]
+    """How many of each kind's best-ranked matches to return."""
+    scans: Mapping[ItemKind, int]
+    """How many of the newest matches of each kind are ranked (the bound on a request's work)."""
     every_word: int
     replacements: int
     since: datetime
@@ -225,7 +262,9 @@ async def gather(tx: Tx, request: Request) -> Candidates:
         "project": request.project_id,
         "task": request.task,
         "every_word": request.every_word,
+        "scan_every_word": SCAN_FACTOR * request.every_word,
         **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
+        **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
     }
     replacements_params: dict[str, Any] = {
         "project": request.project_id,

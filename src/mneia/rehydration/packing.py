@@ -4,15 +4,19 @@
    entry (reason GUARANTEED), whatever the task, budget and quotas. If they
    alone (with their heading) cost more than the budget, the slice is
    ``over_budget`` and holds nothing else.
-2. **Ruled out.** Recent supersessions, most relevant to the task first (then
-   newest), each as one line naming what was replaced, when, why and by
-   what, while they fit in ``notes_share`` of the budget. The replacement
-   comes with its note as an entry (reason RECENT_SUPERSESSION) when it is
-   still believed and not already in.
+2. **Ruled out, on the task.** Recent supersessions that share a word with
+   the task, most relevant first (then newest), each as one line naming what
+   was replaced, when, why and by what, while they fit in ``notes_share`` of
+   the budget. The replacement comes with its note as an entry (reason
+   RECENT_SUPERSESSION) when it is still believed and not already in.
 3. **Scored.** The remaining candidates by score per token, highest first
    (ties: higher score, then id); each is taken when it fits in the budget
    and its kind's SCORED entries stay within ``quota x budget`` tokens;
    otherwise skipped, and the next one tried.
+4. **Ruled out, the rest.** The other recent supersessions, newest first,
+   in what is left of ``notes_share`` and of the budget: a fresh agent hears
+   of every recent change the budget has room for, those about its task
+   first.
 
 Every piece of text is counted as the slice shows it (an item's line with
 its newline, a heading when its group opens), and ``tokens_used`` is their
@@ -118,8 +122,9 @@ def pack(
     over_budget = fill.used > budget
 
     if not over_budget:
-        _add_notes(fill, notes, notes_share)
+        left = _add_notes(fill, [n for n in notes if n.relevance > 0], notes_share * budget)
         _add_scored(fill, scored, quotas)
+        _add_notes(fill, [n for n in notes if n.relevance <= 0], left)
 
     considered = {p.record.id: p.record.kind for p in scored}
     considered.update({n.entry.record.id: n.entry.record.kind for n in notes if n.entry is not None})
@@ -133,9 +138,8 @@ def pack(
     return Packed(entries, fill.notes, omitted, fill.used, over_budget, rendered)
 
 
-def _add_notes(fill: _Fill, notes: Sequence[Note], share: float) -> None:
-    allowance = share * fill.budget
-    spent = 0
+def _add_notes(fill: _Fill, notes: Sequence[Note], allowance: float) -> float:
+    """Add what fits of ``notes`` in ``allowance`` tokens; answer what is left of it."""
     ordered = sorted(notes, key=lambda n: (-n.relevance, -n.at.timestamp(), str(n.previous.id)))
     for note in ordered:
         own = note.tokens + (0 if fill.notes else tokens.count(render.piece(render.RULED_OUT)))
@@ -143,13 +147,14 @@ def _add_notes(fill: _Fill, notes: Sequence[Note], share: float) -> None:
         if entry is not None and (entry.record.id in fill.entries or entry.record.status not in LIVE):
             entry = None
         with_entry = own + (fill.opening(entry.record.kind) + entry.tokens if entry is not None else 0)
-        if spent + with_entry > allowance or fill.used + with_entry > fill.budget:
+        if with_entry > allowance or fill.used + with_entry > fill.budget:
             continue
         if entry is not None:
             fill.add(entry, InclusionReason.RECENT_SUPERSESSION)
         fill.used += own
-        spent += with_entry
+        allowance -= with_entry
         fill.notes.append(note)
+    return allowance
 
 
 def _add_scored(fill: _Fill, scored: Sequence[Piece], quotas: Mapping[ItemKind, float]) -> None:

@@ -48,7 +48,7 @@ GENERAL = Profile(
     "general",
     frozenset(),
     weights=_kinds(1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-    quotas=_kinds(0.30, 0.30, 0.30, 0.15, 0.15, 0.20),
+    quotas=_kinds(0.40, 0.40, 0.40, 0.20, 0.20, 0.30),
 )
 
 PROFILES = (
@@ -59,19 +59,19 @@ PROFILES = (
             | {"data", "mobile", "security", "api"}
         ),
         weights=_kinds(1.2, 1.2, 1.0, 0.8, 0.9, 1.0),
-        quotas=_kinds(0.35, 0.35, 0.30, 0.10, 0.10, 0.20),
+        quotas=_kinds(0.45, 0.45, 0.35, 0.15, 0.15, 0.25),
     ),
     Profile(
         "support",
         frozenset({"support", "customer", "customers", "success", "service", "helpdesk"}),
         weights=_kinds(1.0, 0.9, 1.2, 1.2, 1.1, 0.9),
-        quotas=_kinds(0.25, 0.20, 0.40, 0.25, 0.20, 0.15),
+        quotas=_kinds(0.30, 0.25, 0.45, 0.30, 0.25, 0.20),
     ),
     Profile(
         "product",
         frozenset({"product", "design", "ux", "research"}),
         weights=_kinds(1.0, 1.2, 0.9, 1.2, 1.2, 1.0),
-        quotas=_kinds(0.25, 0.35, 0.20, 0.25, 0.20, 0.20),
+        quotas=_kinds(0.30, 0.45, 0.25, 0.30, 0.25, 0.25),
     ),
 )
 

@@ -6,16 +6,15 @@ authority first, R4), hides what the caller cannot see in a reason, and
 judges freshness at its instant. Everything is read in the caller's
 transaction, under the caller's row-level security.
 
-Candidate pools, per kind: the newest ``pool`` items sharing a word with the
-task, where ``pool`` grows with the kind's share of the budget (about
-``POOL_FACTOR`` times as many candidates as fit, counting ``LINE_TOKENS`` a
-line), between ``POOL_MIN`` and ``POOL_MAX``; so a request's work is bounded
-whatever the project's size.
+Candidate pools, per kind: of the newest ``SCAN_FACTOR x pool`` items sharing
+a word with the task, the ``pool`` best ranked, where ``pool`` grows with the
+kind's share of the budget (about ``POOL_FACTOR`` times as many candidates as
+fit, counting ``LINE_TOKENS`` a line), between ``POOL_MIN`` and
+``POOL_MAX``; so a request's work is bounded whatever the project's size.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import math
 import uuid
@@ -36,14 +35,17 @@ RECENT = timedelta(days=30)
 SUPERSESSION_SHARE = 0.25
 """The share of the budget the ruled-out options (and their replacements) may use."""
 
-POOL_FACTOR = 1.5
-LINE_TOKENS = 25
+POOL_FACTOR = 1.0
+LINE_TOKENS = 50
 POOL_MIN = 10
-POOL_MAX = 100
-EVERY_WORD_POOL = 50
+POOL_MAX = 60
+SCAN_FACTOR = 3
+"""Of each kind, how many times its pool of the newest items sharing a word with the task are ranked."""
+
+EVERY_WORD_POOL = 20
 """How many items sharing every word of the task are considered besides the per-kind pools."""
 
-REPLACEMENTS_POOL = 50
+REPLACEMENTS_POOL = 20
 """How many recent supersessions, newest first, are considered."""
 
 
@@ -51,11 +53,9 @@ class Reader(Protocol):
     @property
     def now(self) -> datetime: ...
 
-    async def render(self, record: ItemRecord) -> str: ...
+    async def render_all(self, records: Sequence[ItemRecord]) -> list[str]: ...
 
     def redact(self, text: str | None) -> Any: ...
-
-    async def warm(self, records: Sequence[ItemRecord]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +79,12 @@ def pool(share: float, budget: int) -> int:
 
 def request(ask: Ask, moment: datetime) -> candidates.Request:
     """The candidate query for ``ask`` read at ``moment``."""
+    pools = {kind: pool(ask.quotas.get(kind, 0.0), ask.budget) for kind in ItemKind}
     return candidates.Request(
         project_id=ask.project_id,
         task=ask.task,
-        pools={kind: pool(ask.quotas.get(kind, 0.0), ask.budget) for kind in ItemKind},
+        pools=pools,
+        scans={kind: SCAN_FACTOR * size for kind, size in pools.items()},
         every_word=EVERY_WORD_POOL,
         replacements=REPLACEMENTS_POOL,
         since=moment - ask.recent,
@@ -105,12 +107,9 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
         records.setdefault(replaced.previous.id, replaced.previous)
         records.setdefault(replaced.replacement.id, replaced.replacement)
     ordered = list(records.values())
-    await reader.warm(ordered)
-    rendered = await asyncio.gather(*(reader.render(record) for record in ordered))
+    rendered = await reader.render_all(ordered)
     lines = {record.id: render.piece(text) for record, text in zip(ordered, rendered, strict=True)}
-    reasons = await asyncio.gather(
-        *(_settled(reader.redact(r.replacement.supersession_reason)) for r in found.replacements)
-    )
+    reasons = [await _settled(reader.redact(r.replacement.supersession_reason)) for r in found.replacements]
 
     best = found.best_rank
 
