@@ -86,8 +86,6 @@ _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
 _CUSTOM_PLANS = text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
 
 GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
-SCAN_FACTOR = 3
-"""Of the items sharing every word of the task, how many times ``every_word`` are ranked."""
 _SOURCES: dict[str, Any] = {
     GUARANTEED: literal_column("'GUARANTEED'"),
     ANY_WORD: literal_column("'ANY'"),
@@ -133,19 +131,26 @@ def _items_statement(moment: Any) -> Any:
     project = items.c.project_id == bindparam("project")
 
     def best(label: str, scan: Any, limit: str) -> Select[Any]:
-        """The best-ranked ``limit`` of a scan (chosen on the scan's ids and ranks), then read whole."""
-        top = (
-            select(scan.c.id, scan.c.rank)
+        """The best-ranked ``limit`` of a scan: ids, ranks and where they come from."""
+        return (
+            select(scan.c.id, scan.c.rank, _SOURCES[label].label("source"))
             .order_by(scan.c.rank.desc(), scan.c.id)
             .limit(bindparam(limit, type_=Integer))
-            .subquery()
-        )
-        return (
-            select(*item.selected(columns), top.c.rank, _SOURCES[label].label("source"))
-            .select_from(source.join(top, items.c.id == top.c.id))
-            .where(project)
         )
 
+    tops = union_all(
+        *(
+            best(ANY_WORD, _scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
+            for kind in ItemKind
+        ),
+        best(EVERY_WORD, _scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word"),
+    ).subquery("tops")
+    # Read whole once, for every branch together: each reference to items costs its policies.
+    matched = (
+        select(*item.selected(columns), tops.c.rank, tops.c.source)
+        .select_from(source.join(tops, items.c.id == tops.c.id))
+        .where(project)
+    )
     guaranteed = (
         select(
             *item.selected(columns),
@@ -155,12 +160,7 @@ def _items_statement(moment: Any) -> Any:
         .select_from(source)
         .where(project, items.c.kind == _CONSTRAINT, columns["status"] == _ACTIVE, columns["load_bearing"])
     )
-    per_kind = [
-        best(ANY_WORD, _scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
-        for kind in ItemKind
-    ]
-    every = best(EVERY_WORD, _scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word")
-    return union_all(guaranteed, *per_kind, every)
+    return union_all(guaranteed, matched)
 
 
 def _replacements_statement(moment: Any) -> Select[Any]:
@@ -251,6 +251,9 @@ class Request:
     scans: Mapping[ItemKind, int]
     """How many of the newest matches of each kind are ranked (the bound on a request's work)."""
     every_word: int
+    """How many items sharing every word of the task to return, besides the pools."""
+    every_word_scan: int
+    """Of how many of the newest such items."""
     replacements: int
     since: datetime
     as_of: datetime | None = None
@@ -262,7 +265,7 @@ async def gather(tx: Tx, request: Request) -> Candidates:
         "project": request.project_id,
         "task": request.task,
         "every_word": request.every_word,
-        "scan_every_word": SCAN_FACTOR * request.every_word,
+        "scan_every_word": request.every_word_scan,
         **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
         **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
     }

@@ -39,7 +39,7 @@ POOL_FACTOR = 1.0
 LINE_TOKENS = 50
 POOL_MIN = 10
 POOL_MAX = 60
-SCAN_FACTOR = 3
+SCAN_FACTOR = 2
 """Of each kind, how many times its pool of the newest items sharing a word with the task are ranked."""
 
 EVERY_WORD_POOL = 20
@@ -86,6 +86,7 @@ def request(ask: Ask, moment: datetime) -> candidates.Request:
         pools=pools,
         scans={kind: SCAN_FACTOR * size for kind, size in pools.items()},
         every_word=EVERY_WORD_POOL,
+        every_word_scan=SCAN_FACTOR * EVERY_WORD_POOL,
         replacements=REPLACEMENTS_POOL,
         since=moment - ask.recent,
         as_of=ask.as_of,
