@@ -830,7 +830,7 @@ async def run(options: Options, url: str, version: str) -> None:
                 )
                 print(f"measured at {size:,} items", file=sys.stderr)
             load_after = os.getloadavg()[0]
-            batch, generated_cases = generated_batch(world, rng, now)
+            batch, generated_cases = generated_batch(world, random.Random(options.seed + 1), now)
             await load(admin, world, world.projects["generated"], batch)
             await vacuum_analyze(url)
             await rules_share_no_word(admin)

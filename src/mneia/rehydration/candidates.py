@@ -14,9 +14,9 @@ Two statements, whatever the project's size; the project is never loaded whole:
   - the same for the items sharing every word of the task, whatever their
     kind, so that a strong old match is not lost behind many newer weak ones;
   each with its rank against the task;
-- ``replacements``: the replacements asserted since ``since`` (newest first,
-  ``items_replacements``), each with the item it replaced, the instant that
-  item became SUPERSEDED, and their rank.
+- ``replacements``: of the newest replacements asserted since ``since``
+  (``items_replacements``), the most relevant to the task, each with the item
+  it replaced, the instant that item became SUPERSEDED, and their rank.
 
 Both statements join items under the caller's policies, so an item the caller
 cannot see is never a candidate, and a replacement is listed only when the
@@ -164,16 +164,50 @@ def _items_statement(moment: Any) -> Any:
 
 
 def _replacements_statement(moment: Any) -> Select[Any]:
-    replacement, previous = items.alias("replacement"), items.alias("previous")
-    new_source, new_columns = item.columns_at(replacement, moment)
-    old_source, old_columns = item.columns_at(previous, moment)
-    joined = new_source.join(
-        old_source,
-        and_(
-            previous.c.workspace_id == replacement.c.workspace_id,
-            previous.c.id == replacement.c.supersedes_id,
-        ),
+    """The ``replacements`` most relevant of the newest ``replacements_scan`` replacements asserted
+    since ``since`` whose both sides the caller sees, each read whole with what it replaced."""
+    scan_new, scan_old = items.alias("scan_new"), items.alias("scan_old")
+    new_source, new_columns = item.columns_at(scan_new, moment)
+    old_source, old_columns = item.columns_at(scan_old, moment)
+    conditions = [
+        scan_new.c.project_id == bindparam("project"),
+        scan_new.c.supersedes_id.is_not(None),
+        scan_new.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
+    ]
+    if moment is not None:
+        conditions.append(scan_new.c.asserted_at <= moment)
+        conditions.append(old_columns["status"] == _SUPERSEDED)
+    both = literal_column("scan_old.search").op("||")(literal_column("scan_new.search"))
+    scanned = (
+        select(
+            scan_new.c.id.label("id"),
+            scan_new.c.asserted_at.label("said"),
+            _rank(both).label("rank"),
+            _rank(literal_column("scan_new.search")).label("replacement_rank"),
+        )
+        .select_from(
+            new_source.join(
+                old_source,
+                and_(
+                    scan_old.c.workspace_id == scan_new.c.workspace_id,
+                    scan_old.c.id == scan_new.c.supersedes_id,
+                ),
+            )
+        )
+        .where(*conditions)
+        .order_by(scan_new.c.asserted_at.desc(), scan_new.c.id.desc())
+        .limit(bindparam("replacements_scan", type_=Integer))
+        .subquery()
     )
+    top = (
+        select(scanned)
+        .order_by(scanned.c.rank.desc(), scanned.c.said.desc(), scanned.c.id.desc())
+        .limit(bindparam("replacements", type_=Integer))
+        .subquery()
+    )
+    replacement, previous = items.alias("replacement"), items.alias("previous")
+    replacement_source, replacement_columns = item.columns_at(replacement, moment)
+    previous_source, previous_columns = item.columns_at(previous, moment)
     became_superseded = (
         select(func.min(item_states.c.since))
         .where(
@@ -183,27 +217,23 @@ def _replacements_statement(moment: Any) -> Select[Any]:
         )
         .scalar_subquery()
     )
-    both = literal_column("previous.search").op("||")(literal_column("replacement.search"))
-    conditions = [
-        replacement.c.project_id == bindparam("project"),
-        replacement.c.supersedes_id.is_not(None),
-        replacement.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
-    ]
-    if moment is not None:
-        conditions.append(replacement.c.asserted_at <= moment)
-        conditions.append(old_columns["status"] == _SUPERSEDED)
+    joined = replacement_source.join(top, replacement.c.id == top.c.id).join(
+        previous_source,
+        and_(
+            previous.c.workspace_id == replacement.c.workspace_id,
+            previous.c.id == replacement.c.supersedes_id,
+        ),
+    )
     return (
         select(
-            *item.selected(old_columns, "previous_"),
-            *item.selected(new_columns, "replacement_"),
+            *item.selected(previous_columns, "previous_"),
+            *item.selected(replacement_columns, "replacement_"),
             became_superseded.label("at"),
-            _rank(both).label("rank"),
-            _rank(literal_column("replacement.search")).label("replacement_rank"),
+            top.c.rank,
+            top.c.replacement_rank,
         )
         .select_from(joined)
-        .where(*conditions)
-        .order_by(replacement.c.asserted_at.desc(), replacement.c.id.desc())
-        .limit(bindparam("replacements", type_=Integer))
+        .order_by(top.c.rank.desc(), top.c.said.desc(), top.c.id.desc())
     )
 
 
@@ -235,7 +265,7 @@ class Candidates:
     matched: list[Match]
     """The items sharing a word with the task (no guaranteed one among them), by id."""
     replacements: list[Replacement]
-    """Recent replacements, newest first."""
+    """Recent replacements, the most relevant to the task first, then the newest."""
 
     @property
     def best_rank(self) -> float:
@@ -255,6 +285,9 @@ class Request:
     every_word_scan: int
     """Of how many of the newest such items."""
     replacements: int
+    """How many recent supersessions to return: the most relevant to the task, then the newest."""
+    replacements_scan: int
+    """Of how many of the newest in the window."""
     since: datetime
     as_of: datetime | None = None
 
@@ -274,6 +307,7 @@ async def gather(tx: Tx, request: Request) -> Candidates:
         "task": request.task,
         "since": request.since,
         "replacements": request.replacements,
+        "replacements_scan": request.replacements_scan,
     }
     if request.as_of is not None:
         params["moment"] = replacements_params["moment"] = request.as_of

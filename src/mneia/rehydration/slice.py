@@ -6,7 +6,7 @@ authority first, R4), hides what the caller cannot see in a reason, and
 judges freshness at its instant. Everything is read in the caller's
 transaction, under the caller's row-level security.
 
-Candidate pools, per kind: of the newest ``SCAN_FACTOR x pool`` items sharing
+Candidate pools, per kind: of the newest ``max(SCAN_MIN, SCAN_FACTOR x pool)`` items sharing
 a word with the task, the ``pool`` best ranked, where ``pool`` grows with the
 kind's share of the budget (about ``POOL_FACTOR`` times as many candidates as
 fit, counting ``LINE_TOKENS`` a line), between ``POOL_MIN`` and
@@ -40,13 +40,18 @@ LINE_TOKENS = 50
 POOL_MIN = 10
 POOL_MAX = 60
 SCAN_FACTOR = 2
-"""Of each kind, how many times its pool of the newest items sharing a word with the task are ranked."""
+SCAN_MIN = 64
+"""Of each kind, the newest ``max(SCAN_MIN, SCAN_FACTOR x pool)`` items sharing a word with the task
+are ranked for its pool."""
 
 EVERY_WORD_POOL = 20
 """How many items sharing every word of the task are considered besides the per-kind pools."""
 
-REPLACEMENTS_POOL = 20
-"""How many recent supersessions, newest first, are considered."""
+REPLACEMENTS_POOL = 12
+"""How many recent supersessions are considered: the most relevant to the task, then the newest..."""
+
+REPLACEMENTS_SCAN = 100
+"""... of the newest so many in the window."""
 
 
 class Reader(Protocol):
@@ -84,10 +89,11 @@ def request(ask: Ask, moment: datetime) -> candidates.Request:
         project_id=ask.project_id,
         task=ask.task,
         pools=pools,
-        scans={kind: SCAN_FACTOR * size for kind, size in pools.items()},
+        scans={kind: max(SCAN_MIN, SCAN_FACTOR * size) if size else 0 for kind, size in pools.items()},
         every_word=EVERY_WORD_POOL,
         every_word_scan=SCAN_FACTOR * EVERY_WORD_POOL,
         replacements=REPLACEMENTS_POOL,
+        replacements_scan=REPLACEMENTS_SCAN,
         since=moment - ask.recent,
         as_of=ask.as_of,
     )
