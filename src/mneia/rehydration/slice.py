@@ -50,7 +50,7 @@ EVERY_WORD_POOL = 20
 REPLACEMENTS_POOL = 12
 """How many recent supersessions are considered: the most relevant to the task, then the newest..."""
 
-REPLACEMENTS_SCAN = 100
+REPLACEMENTS_SCAN = 40
 """... of the newest so many in the window."""
 
 
