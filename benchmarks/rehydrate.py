@@ -17,9 +17,14 @@ cl100k_base, what each method shows counted):
 
 - *search*: every item of the project (whatever its status), ranked by
   PostgreSQL's ``ts_rank`` against the task's words (the relevance Mneia
-  uses too), taken in that order while they fit; an item shows as
-  ``KIND: statement``;
-- *compaction*: every item, newest first, taken while they fit.
+  uses too), taken in that order while they fit;
+- *compaction*: every item, newest first, taken while they fit;
+
+each twice: with each item shown as Mneia shows it (its ``rendered`` line,
+authority first: the rows then compare what is chosen, at the same cost per
+item), and as plain ``KIND: statement`` (what such tools return, about half
+the tokens of a line that says who asserted it, when, and with what
+authority).
 
 on (a) a generated corpus (fixed seed): three topics, each with items a
 task needs (of every kind), decisions replaced recently and long ago,
@@ -870,15 +875,15 @@ async def run(options: Options, url: str, version: str) -> None:
         )
     print()
     header = (
-        f"{'corpus':<11}{'budget':>7}  {'method':<24}{'load-bearing':>13}{'superseded':>12}"
+        f"{'corpus':<11}{'budget':>7}  {'method':<24}{'load-bearing':>13}{'superseded':>15}"
         f"{'ruled out':>11}{'relevant':>10}"
     )
     print(header)
-    print(f"{'':<11}{'':>7}  {'':<24}{'recall':>13}{'entries/task':>12}{'named':>11}{'recall':>10}")
+    print(f"{'':<11}{'':>7}  {'':<24}{'recall':>13}{'entries/task':>15}{'named':>11}{'recall':>10}")
     for (corpus, budget, method), tally in tallies.items():
         entries = tally.superseded[0] / tally.superseded[1]
         print(
-            f"{corpus:<11}{budget:>7}  {method:<24}{percent(tally.load_bearing):>13}{entries:>12.1f}"
+            f"{corpus:<11}{budget:>7}  {method:<24}{percent(tally.load_bearing):>13}{entries:>15.1f}"
             f"{percent(tally.named):>11}{percent(tally.relevant):>10}"
         )
 
