@@ -503,3 +503,14 @@ def test_the_pools_bound_the_work_whatever_the_budget() -> None:
     assert slice.pool(0.0, 4000) == 0
     assert slice.pool(0.3, 1) == slice.POOL_MIN
     assert slice.pool(1.0, 10**9) == slice.POOL_MAX
+
+
+async def test_r11_1_a_task_of_stop_words_or_punctuation_still_gets_the_guarantee(
+    api: Api, world: World
+) -> None:
+    """A task PostgreSQL finds no word in matches nothing, and breaks nothing."""
+    rule = await load_bearing(api, world, "Never log secrets")
+    await item(api, world.human.token, world, "The and or")
+    for task in ("the and of", "C++ & <-> ! 'quote' \\\\ :* |", "été über naïve 日本語"):
+        found = await rehydrate(api, world.agent.token, world.project_id, task, 100)
+        assert [(e["item"]["id"], e["reason"]) for e in found["entries"]] == [(rule, "GUARANTEED")], task
