@@ -514,3 +514,14 @@ async def test_r11_1_a_task_of_stop_words_or_punctuation_still_gets_the_guarante
     for task in ("the and of", "C++ & <-> ! 'quote' \\\\ :* |", "été über naïve 日本語"):
         found = await rehydrate(api, world.agent.token, world.project_id, task, 100)
         assert [(e["item"]["id"], e["reason"]) for e in found["entries"]] == [(rule, "GUARANTEED")], task
+
+
+async def test_r2_a_ruled_out_reason_hides_the_ids_the_caller_cannot_see(api: Api, world: World) -> None:
+    secret = await item(api, world.human.token, world, "Private refund note", scope="PRIVATE")
+    floats = await item(api, world.human.token, world, "Refunds use floats", kind="DECISION")
+    await replace(api, world, floats, "Refunds use cents", f"see {secret}", kind="DECISION")
+    theirs = await rehydrate(api, world.agent.token, world.project_id, "refunds", 1000)
+    (note,) = theirs["supersessions"]
+    assert note["reason"] == "see [hidden]" and secret not in theirs["rendered"]
+    mine = await rehydrate(api, world.human.token, world.project_id, "refunds", 1000)
+    assert mine["supersessions"][0]["reason"] == f"see {secret}"

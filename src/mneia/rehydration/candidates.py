@@ -10,7 +10,8 @@ Two statements, whatever the project's size; the project is never loaded whole:
     ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
     planner walks ``items_live`` newest first when the words are common
     (index-only: the index holds the search vector and what the policies
-    read) and stops at ``scan``, or takes ``items_search`` when they are rare;
+    read) and stops when it has enough, or takes ``items_search`` when they
+    are rare;
   - the same for the items sharing every word of the task, whatever their
     kind, so that a strong old match is not lost behind many newer weak ones;
   each with its rank against the task;

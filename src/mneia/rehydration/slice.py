@@ -15,6 +15,7 @@ fit, counting ``LINE_TOKENS`` a line), between ``POOL_MIN`` and
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 import uuid
@@ -116,7 +117,10 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
     ordered = list(records.values())
     rendered = await reader.render_all(ordered)
     lines = {record.id: render.piece(text) for record, text in zip(ordered, rendered, strict=True)}
-    reasons = [await _settled(reader.redact(r.replacement.supersession_reason)) for r in found.replacements]
+    # Together, so that the ids the reasons name are looked up in one batch.
+    reasons = await asyncio.gather(
+        *(_settled(reader.redact(r.replacement.supersession_reason)) for r in found.replacements)
+    )
 
     best = found.best_rank
 
