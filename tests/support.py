@@ -337,3 +337,28 @@ def item_record(**changes: Any) -> ItemRecord:
         supersession_reason=None,
     )
     return dataclasses.replace(record, **changes)
+
+
+# --- rehydration, shared by the rehydration tests ---------------------------------------------
+
+SLICE_ITEM = "id kind status authority loadBearing statement"
+REHYDRATE = f"""query($i: RehydrateInput!) {{ rehydrate(input: $i) {{
+  task tokenBudget tokensUsed overBudget encoding rendered profile asOf
+  entries {{ item {{ {SLICE_ITEM} }} reason score tokens }}
+  supersessions {{ previous {{ {SLICE_ITEM} }} replacement {{ {SLICE_ITEM} }} reason at }}
+  omitted {{ kind count }}
+  quotas {{ kind maxShare weight }} }} }}"""
+
+
+async def rehydrate(
+    api: Api, token: str, project_id: str, task: str, budget: int, **more: Any
+) -> dict[str, Any]:
+    """A slice, as ``token``'s actor asks for it."""
+    data = await api.run(
+        token, REHYDRATE, i={"projectId": project_id, "task": task, "tokenBudget": budget, **more}
+    )
+    return data["rehydrate"]
+
+
+def entry_ids(slice_: dict[str, Any], reason: str | None = None) -> set[str]:
+    return {e["item"]["id"] for e in slice_["entries"] if reason is None or e["reason"] == reason}

@@ -228,6 +228,8 @@ def arguments_with(position: Position, bad: Any) -> dict[str, Any]:
     for name in position.path[1:-1]:
         holder_type = get_named_type(holder_type).fields[name].type
         holder = holder.setdefault(name, valid_value(holder_type))
+        if isinstance(holder, list):  # a list of input objects (rehydrate's quotas): its one element
+            holder = holder[0]
     holder[position.path[-1]] = bad
     return values
 

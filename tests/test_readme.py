@@ -115,6 +115,28 @@ async def test_readme_walkthrough_results(api: Api) -> None:
     }
     assert {"kind": "SUPERSESSION", "status": "ACCEPTED"} in now["proposals"]
 
+    # Rehydration (R11): the rule is in whatever the task and budget; what it replaced is named.
+    rule = "A refund must never exceed the amount of the capture it refunds"
+    guaranteed = answers["guaranteed"]
+    assert guaranteed["overBudget"] is True and guaranteed["encoding"] == "cl100k_base"
+    assert [(e["reason"], e["score"], e["item"]["statement"]) for e in guaranteed["entries"]] == [
+        ("GUARANTEED", 0.0, rule)
+    ]
+    chosen = answers["slice"]
+    assert chosen["overBudget"] is False and chosen["tokensUsed"] <= 400
+    assert [(e["reason"], e["item"]["statement"]) for e in chosen["entries"]] == [("GUARANTEED", rule)]
+    (note,) = chosen["supersessions"]
+    assert note["previous"]["statement"] == "Refunds must never exceed the captured amount"
+    assert (note["replacement"]["statement"], note["reason"]) == (
+        rule,
+        "Partial captures: the limit is per capture",
+    )
+    lines = chosen["rendered"].splitlines()
+    assert lines[0] == "## Constraints" and lines[1].startswith("[human-confirmed · alice · ")
+    assert lines[2] == "## Ruled out recently (do not propose again)"
+    assert "because: Partial captures: the limit is per capture" in lines[3]
+    assert "shipping fee" not in chosen["rendered"], "the disputed assertion was retired"
+
 
 def test_readme_test_command_is_what_ci_runs() -> None:
     assert TEST_COMMAND in README

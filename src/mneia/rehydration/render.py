@@ -93,3 +93,40 @@ def tag(text: ItemText) -> str:
 def line(text: ItemText) -> str:
     """One item as one line: ``[tag] KIND: statement``."""
     return f"{tag(text)} {text.kind}: {' '.join(text.statement.split())}"
+
+
+# --- a slice as text ------------------------------------------------------------------------------
+# A slice's text is a sequence of pieces, each one line (or more) ending in a newline: a
+# group's heading, an item's line, a ruled-out option. No piece starts with whitespace, so
+# tiktoken splits the whole text exactly where it splits each piece alone: the tokens of the
+# text are the sum of its pieces' (rehydration.packing counts them so, R11.7).
+
+HEADINGS = {
+    "CONSTRAINT": "## Constraints",
+    "DECISION": "## Decisions",
+    "FACT": "## Facts",
+    "PREFERENCE": "## Preferences",
+    "QUESTION": "## Questions",
+    "TASK": "## Tasks",
+}
+RULED_OUT = "## Ruled out recently (do not propose again)"
+REPLACEMENT_QUOTE_LIMIT = 100
+
+
+def piece(text: str) -> str:
+    """``text`` as a piece of a slice: one line per line of it, newline-terminated."""
+    return text + "\n"
+
+
+def heading(kind: str) -> str:
+    return piece(HEADINGS[kind])
+
+
+def ruled_out(previous_line: str, at: datetime, reason: str | None, replacement_statement: str) -> str:
+    """A replaced item as a fresh agent must read it: what it said (with its authority), when and
+    why it was replaced, and by what."""
+    why = clean(reason) if reason else "no reason given"
+    replacement = clean(replacement_statement)
+    if len(replacement) > REPLACEMENT_QUOTE_LIMIT:
+        replacement = replacement[: REPLACEMENT_QUOTE_LIMIT - 1] + "…"
+    return piece(f'- {previous_line} → replaced {_day(at)} because: {why} → now: "{replacement}"')

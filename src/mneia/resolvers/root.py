@@ -16,6 +16,7 @@ from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import permission
 from mneia.resolvers import project as project_resolvers
+from mneia.resolvers import rehydration as rehydration_resolvers
 from mneia.resolvers import session as session_resolvers
 from mneia.resolvers import subscription as subscription_resolvers
 from mneia.resolvers import supersession as supersession_resolvers
@@ -34,6 +35,7 @@ from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.scalars import SCALARS
 from mneia.schema.session import Session
+from mneia.schema.slice import Slice
 from mneia.schema.supersession import SupersedeResult
 from mneia.schema.team import Team
 from mneia.schema.token import ActorWithToken, Token
@@ -53,6 +55,12 @@ class Query:
     session: Session | None = strawberry.field(resolver=session_resolvers.get_session)
     item: Item | None = strawberry.field(resolver=item_resolvers.get_item)
     items: ItemPage = strawberry.field(resolver=item_resolvers.list_items)
+    rehydrate: Slice = strawberry.field(
+        resolver=rehydration_resolvers.rehydrate,
+        description="The slice of the project's memory a task needs under a token budget: every active"
+        " load-bearing constraint you can see, what was ruled out recently, then the most valuable items"
+        " per token within each kind's quota.",
+    )
     disputes: list[Dispute] = strawberry.field(
         resolver=dispute_resolvers.list_disputes, description="A project's disputes, newest first."
     )

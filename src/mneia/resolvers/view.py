@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 from strawberry.dataloader import DataLoader
 
 from mneia.resolvers.redaction import redacted
-from mneia.resolvers.rendering import rendered
+from mneia.resolvers.rendering import rendered, rendered_all
 from mneia.storage import actor, dispute, event, item, project, proposal, session, team
 from mneia.storage.database import Tx
 from mneia.storage.item import ItemRecord
@@ -170,6 +170,10 @@ class View:
     async def render(self, record: ItemRecord) -> str:
         """The item as one line of text, its authority first (R4), as it stood at the moment."""
         return await rendered(self, record)
+
+    async def render_all(self, records: Sequence[ItemRecord]) -> list[str]:
+        """Many items' lines, as ``render`` gives each, with what they name loaded in batches first."""
+        return await rendered_all(self, records)
 
     async def warm(self, records: Sequence[ItemRecord]) -> None:
         """Load what a list of items' provenance points at, one batched query per kind.

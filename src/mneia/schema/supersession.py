@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import strawberry
@@ -32,3 +33,16 @@ class PendingConfirmation:
 
 
 SupersedeResult = Annotated[Superseded | PendingConfirmation, strawberry.union("SupersedeResult")]
+
+
+@strawberry.type(
+    description="A replacement made recently: what was ruled out (previous), by what, why and when, so that"
+    " a fresh agent does not propose it again."
+)
+class SupersessionNote:
+    previous: Item
+    replacement: Item
+    reason: str | None = strawberry.field(
+        description="Why it was replaced; ids you cannot see read [hidden]."
+    )
+    at: datetime = strawberry.field(description="When the previous item became SUPERSEDED.")

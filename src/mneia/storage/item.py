@@ -184,8 +184,28 @@ def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
     return joined, {name: (state if name in STATE_FIELDS else table).c[name] for name in fields}
 
 
-def _selected(columns: dict[str, Any]) -> list[Any]:
-    return [column.label(name) for name, column in columns.items()]
+def _selected(columns: dict[str, Any], prefix: str = "") -> list[Any]:
+    return [column.label(prefix + name) for name, column in columns.items()]
+
+
+def columns_at(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
+    """For queries elsewhere (rehydration's candidates): ``table`` (items or an alias) joined to
+    its state at ``moment`` (a bind parameter or None for now), and the record's columns by field."""
+    return _source(table, moment)
+
+
+def selected(columns: dict[str, Any], prefix: str = "") -> list[Any]:
+    """The columns of ``columns_at`` labelled, in the record's field order (``prefix`` keeps two apart)."""
+    return _selected(columns, prefix)
+
+
+RECORD_WIDTH = len(_COLUMNS)
+"""How many columns of a row ``record_of`` reads."""
+
+
+def record_of(row: Any) -> ItemRecord:
+    """The record of a row whose first columns are ``selected(...)`` (a slice of a longer row too)."""
+    return _record(row)
 
 
 async def page(

@@ -220,6 +220,19 @@ ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
 CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id);
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX items_search ON items USING gin (search);
+-- Rehydration (R11.9): a task's candidates of one kind, newest first, among the
+-- items still believed: the full-text match is checked on the way, on the
+-- index alone (it holds the search vector and the columns the visibility
+-- policy reads), or found through items_search when the task's words are
+-- rare; every active load-bearing constraint of a project; the replacements
+-- asserted in a window.
+CREATE INDEX items_live ON items (workspace_id, project_id, kind, id DESC)
+  INCLUDE (scope, asserted_by, grant_actor_ids, search)
+  WHERE status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
+  WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
+CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at DESC)
+  WHERE supersedes_id IS NOT NULL;
 
 CREATE TABLE item_events (
   workspace_id uuid NOT NULL,

@@ -1,0 +1,341 @@
+"""A task's candidates, chosen in SQL with indexes under the caller's row-level security (R11.9).
+
+Two statements, whatever the project's size; the project is never loaded whole:
+
+- ``items``: one UNION ALL of
+  - every ACTIVE load-bearing CONSTRAINT of the project (``items_guaranteed``);
+  - per kind, among the newest ``scans[kind]`` items still believed (ACTIVE or
+    DISPUTED) that share a word with the task, the ``pool`` best ranked:
+    PostgreSQL full-text search of the statement and details (the generated
+    ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
+    planner walks ``items_live`` newest first when the words are common
+    (index-only: the index holds the search vector and what the policies
+    read) and stops when it has enough, or takes ``items_search`` when they
+    are rare;
+  - the same for the items sharing every word of the task, whatever their
+    kind, so that a strong old match is not lost behind many newer weak ones;
+  each with its rank against the task;
+- ``replacements``: of the newest replacements asserted since ``since``
+  (``items_replacements``), the most relevant to the task, each with the item
+  it replaced, the instant that item became SUPERSEDED, and their rank.
+
+Both statements join items under the caller's policies, so an item the caller
+cannot see is never a candidate, and a replacement is listed only when the
+caller sees both sides. As of a moment, every item is read as it stood then
+(storage.item's states) and an item recorded later is absent.
+
+A text-search condition uses an index under row-level security only when it
+is LEAKPROOF (migration 0005); either way the answer is the same. The
+statements are planned with the task's words in hand (``force_custom_plan``
+for the transaction): a plan cached for other words could walk a whole
+project for rare ones or sort every match of common ones.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    Select,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    text,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import TSQUERY
+
+from mneia.storage import item
+from mneia.storage.database import Tx
+from mneia.storage.item import ItemRecord
+from mneia.storage.tables import item_states, items
+from mneia.vocabulary import ItemKind
+
+ENGLISH: Any = literal_column("'english'::regconfig")
+RANK_NORMALIZATION = 1
+"""``ts_rank``'s normalization: divided by 1 + log(length), so a long text does not win by length alone."""
+
+_TASK = bindparam("task", type_=Text)
+_EVERY_WORD = func.plainto_tsquery(ENGLISH, _TASK)
+# The same lexemes, OR'ed: plainto_tsquery's canonical text quotes every lexeme, and
+# its operators stand between spaces, so replacing them is exact.
+_ANY_WORD = cast(
+    func.replace(
+        func.replace(cast(_EVERY_WORD, Text), literal_column("' & '"), literal_column("' | '")),
+        literal_column("' <-> '"),
+        literal_column("' | '"),
+    ),
+    TSQUERY,
+)
+_MOMENT = bindparam("moment", type_=DateTime(timezone=True))
+# Constants written into the statements, so that the partial indexes' predicates are proved.
+_ACTIVE: Any = literal_column("'ACTIVE'")
+_DISPUTED: Any = literal_column("'DISPUTED'")
+_SUPERSEDED: Any = literal_column("'SUPERSEDED'")
+_CONSTRAINT: Any = literal_column("'CONSTRAINT'")
+_CUSTOM_PLANS = text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
+
+GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
+_SOURCES: dict[str, Any] = {
+    GUARANTEED: literal_column("'GUARANTEED'"),
+    ANY_WORD: literal_column("'ANY'"),
+    EVERY_WORD: literal_column("'EVERY'"),
+}
+
+
+def _rank(search: Any) -> Any:
+    return func.ts_rank(search, _ANY_WORD, RANK_NORMALIZATION)
+
+
+def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
+    """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches: ids and ranks only.
+
+    Now, an index-only walk of ``items_live`` (it holds the search vector and
+    the columns the policies read), or ``items_search`` when the words are
+    rare; as of a moment, each item's state then decides whether it was live.
+    """
+    scanned = items.alias("scanned")
+    source, columns = item.columns_at(scanned, moment)
+    search: Any = literal_column("scanned.search")
+    conditions = [
+        scanned.c.project_id == bindparam("project"),
+        columns["status"].in_([_ACTIVE, _DISPUTED]),
+        search.op("@@")(query),
+    ]
+    if kind is not None:
+        conditions.append(scanned.c.kind == literal(kind.value, Text))
+    if moment is not None:
+        conditions.append(scanned.c.asserted_at <= moment)  # implied by the state join; bounds the walk
+    return (
+        select(scanned.c.id.label("id"), _rank(search).label("rank"))
+        .select_from(source)
+        .where(*conditions)
+        .order_by(scanned.c.id.desc())
+        .limit(bindparam(limit, type_=Integer))
+        .subquery()
+    )
+
+
+def _items_statement(moment: Any) -> Any:
+    source, columns = item.columns_at(items, moment)
+    project = items.c.project_id == bindparam("project")
+
+    def best(label: str, scan: Any, limit: str) -> Select[Any]:
+        """The best-ranked ``limit`` of a scan: ids, ranks and where they come from."""
+        return (
+            select(scan.c.id, scan.c.rank, _SOURCES[label].label("source"))
+            .order_by(scan.c.rank.desc(), scan.c.id)
+            .limit(bindparam(limit, type_=Integer))
+        )
+
+    tops = union_all(
+        *(
+            best(ANY_WORD, _scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
+            for kind in ItemKind
+        ),
+        best(EVERY_WORD, _scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word"),
+    ).subquery("tops")
+    # Read whole once, for every branch together: each reference to items costs its policies.
+    matched = (
+        select(*item.selected(columns), tops.c.rank, tops.c.source)
+        .select_from(source.join(tops, items.c.id == tops.c.id))
+        .where(project)
+    )
+    guaranteed = (
+        select(
+            *item.selected(columns),
+            _rank(literal_column("items.search")).label("rank"),
+            _SOURCES[GUARANTEED].label("source"),
+        )
+        .select_from(source)
+        .where(project, items.c.kind == _CONSTRAINT, columns["status"] == _ACTIVE, columns["load_bearing"])
+    )
+    return union_all(guaranteed, matched)
+
+
+def _replacements_statement(moment: Any) -> Select[Any]:
+    """The ``replacements`` most relevant of the newest ``replacements_scan`` replacements asserted
+    since ``since`` whose both sides the caller sees, each read whole with what it replaced."""
+    scan_new, scan_old = items.alias("scan_new"), items.alias("scan_old")
+    new_source, new_columns = item.columns_at(scan_new, moment)
+    old_source, old_columns = item.columns_at(scan_old, moment)
+    conditions = [
+        scan_new.c.project_id == bindparam("project"),
+        scan_new.c.supersedes_id.is_not(None),
+        scan_new.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
+    ]
+    if moment is not None:
+        conditions.append(scan_new.c.asserted_at <= moment)
+        conditions.append(old_columns["status"] == _SUPERSEDED)
+    both = literal_column("scan_old.search").op("||")(literal_column("scan_new.search"))
+    scanned = (
+        select(
+            scan_new.c.id.label("id"),
+            scan_new.c.asserted_at.label("said"),
+            _rank(both).label("rank"),
+            _rank(literal_column("scan_new.search")).label("replacement_rank"),
+        )
+        .select_from(
+            new_source.join(
+                old_source,
+                and_(
+                    scan_old.c.workspace_id == scan_new.c.workspace_id,
+                    scan_old.c.id == scan_new.c.supersedes_id,
+                ),
+            )
+        )
+        .where(*conditions)
+        .order_by(scan_new.c.asserted_at.desc(), scan_new.c.id.desc())
+        .limit(bindparam("replacements_scan", type_=Integer))
+        .subquery()
+    )
+    top = (
+        select(scanned)
+        .order_by(scanned.c.rank.desc(), scanned.c.said.desc(), scanned.c.id.desc())
+        .limit(bindparam("replacements", type_=Integer))
+        .subquery()
+    )
+    replacement, previous = items.alias("replacement"), items.alias("previous")
+    replacement_source, replacement_columns = item.columns_at(replacement, moment)
+    previous_source, previous_columns = item.columns_at(previous, moment)
+    became_superseded = (
+        select(func.min(item_states.c.since))
+        .where(
+            item_states.c.workspace_id == previous.c.workspace_id,
+            item_states.c.item_id == previous.c.id,
+            item_states.c.status == _SUPERSEDED,
+        )
+        .scalar_subquery()
+    )
+    joined = replacement_source.join(top, replacement.c.id == top.c.id).join(
+        previous_source,
+        and_(
+            previous.c.workspace_id == replacement.c.workspace_id,
+            previous.c.id == replacement.c.supersedes_id,
+        ),
+    )
+    return (
+        select(
+            *item.selected(previous_columns, "previous_"),
+            *item.selected(replacement_columns, "replacement_"),
+            became_superseded.label("at"),
+            top.c.rank,
+            top.c.replacement_rank,
+        )
+        .select_from(joined)
+        .order_by(top.c.rank.desc(), top.c.said.desc(), top.c.id.desc())
+    )
+
+
+_ITEMS, _ITEMS_THEN = _items_statement(None), _items_statement(_MOMENT)
+_REPLACEMENTS, _REPLACEMENTS_THEN = _replacements_statement(None), _replacements_statement(_MOMENT)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    record: ItemRecord
+    rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    previous: ItemRecord
+    replacement: ItemRecord
+    at: datetime
+    """When ``previous`` became SUPERSEDED."""
+    rank: float
+    """Of both texts together, against the task."""
+    replacement_rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    guaranteed: list[Match]
+    """Every ACTIVE load-bearing CONSTRAINT the caller sees, oldest first."""
+    matched: list[Match]
+    """The items sharing a word with the task (no guaranteed one among them), by id."""
+    replacements: list[Replacement]
+    """Recent replacements, the most relevant to the task first, then the newest."""
+
+    @property
+    def best_rank(self) -> float:
+        return max((m.rank for m in (*self.guaranteed, *self.matched)), default=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    project_id: uuid.UUID
+    task: str
+    pools: Mapping[ItemKind, int]
+    """How many of each kind's best-ranked matches to return."""
+    scans: Mapping[ItemKind, int]
+    """How many of the newest matches of each kind are ranked (the bound on a request's work)."""
+    every_word: int
+    """How many items sharing every word of the task to return, besides the pools."""
+    every_word_scan: int
+    """Of how many of the newest such items."""
+    replacements: int
+    """How many recent supersessions to return: the most relevant to the task, then the newest."""
+    replacements_scan: int
+    """Of how many of the newest in the window."""
+    since: datetime
+    as_of: datetime | None = None
+
+
+async def gather(tx: Tx, request: Request) -> Candidates:
+    """The task's candidates, as the caller sees them (now, or as of ``request.as_of``)."""
+    params: dict[str, Any] = {
+        "project": request.project_id,
+        "task": request.task,
+        "every_word": request.every_word,
+        "scan_every_word": request.every_word_scan,
+        **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
+        **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
+    }
+    replacements_params: dict[str, Any] = {
+        "project": request.project_id,
+        "task": request.task,
+        "since": request.since,
+        "replacements": request.replacements,
+        "replacements_scan": request.replacements_scan,
+    }
+    if request.as_of is not None:
+        params["moment"] = replacements_params["moment"] = request.as_of
+    await tx.execute(_CUSTOM_PLANS)
+    found = await tx.execute(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    guaranteed: dict[uuid.UUID, Match] = {}
+    matched: dict[uuid.UUID, Match] = {}
+    for row in found:
+        record = item.record_of(row)
+        match = Match(record, float(row.rank))
+        (guaranteed if row.source == GUARANTEED else matched)[record.id] = match
+    replaced = await tx.execute(
+        _REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, replacements_params
+    )
+    width = item.RECORD_WIDTH
+    replacements = [
+        Replacement(
+            item.record_of(row[:width]),
+            item.record_of(row[width : 2 * width]),
+            row.at,
+            float(row.rank),
+            float(row.replacement_rank),
+        )
+        for row in replaced
+    ]
+    return Candidates(
+        guaranteed=sorted(guaranteed.values(), key=lambda m: m.record.id),
+        matched=[m for key, m in sorted(matched.items()) if key not in guaranteed],
+        replacements=replacements,
+    )

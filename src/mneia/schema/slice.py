@@ -1,0 +1,92 @@
+"""A slice: what a task needs from the project's memory, under a token budget (R11).
+
+Types only; ``resolvers.rehydration`` builds them and ``mneia.rehydration``
+chooses what they hold.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.schema.enums import InclusionReason, ItemKind
+from mneia.schema.item import Item
+from mneia.schema.scalars import Duration
+from mneia.schema.supersession import SupersessionNote
+
+
+@strawberry.input(description="The share of the budget SCORED entries of one kind may use, 0..1.")
+class KindQuota:
+    kind: ItemKind
+    max_share: float
+
+
+@strawberry.input
+class RehydrateInput:
+    project_id: strawberry.ID
+    task: str
+    token_budget: int = strawberry.field(description="Tokens (cl100k_base) the slice may use; at least 1.")
+    quotas: list[KindQuota] | None = strawberry.field(
+        default=None,
+        description="Override the team function's default quota of each kind given (see Slice.quotas).",
+    )
+    as_of: datetime | None = strawberry.field(
+        default=None, description="Rehydrate what was believed at this moment."
+    )
+    recent: Duration | None = strawberry.field(
+        default=None,
+        description="How far back a supersession counts as recent (default P30D): those are listed in"
+        " Slice.supersessions.",
+    )
+
+
+@strawberry.type(description="An item in the slice, why it is there, its score and what its line costs.")
+class SliceEntry:
+    item: Item
+    reason: InclusionReason
+    score: float = strawberry.field(
+        description="relevance x kind weight x authority x freshness, x 0.25 when DISPUTED (README)."
+    )
+    tokens: int = strawberry.field(
+        description="Tokens of the entry's line in Slice.rendered, its newline included."
+    )
+
+
+@strawberry.type
+class KindCount:
+    kind: ItemKind
+    count: int
+
+
+@strawberry.type(description="A kind's quota as this slice applied it.")
+class KindShare:
+    kind: ItemKind
+    max_share: float
+    weight: float = strawberry.field(description="What the kind's relevance was multiplied by.")
+
+
+@strawberry.type
+class Slice:
+    task: str
+    token_budget: int
+    tokens_used: int = strawberry.field(description="Tokens of rendered.")
+    over_budget: bool = strawberry.field(
+        description="Only the guaranteed constraints may push it over: then the slice holds nothing else."
+    )
+    encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
+    entries: list[SliceEntry]
+    supersessions: list[SupersessionNote]
+    omitted: list[KindCount] = strawberry.field(
+        description="Per kind, the candidates (items sharing a word with the task, or recently replacing"
+        " one) that were considered and left out: for the budget, the kind's quota, or a score of 0."
+    )
+    rendered: str = strawberry.field(
+        description="Ready to paste into an agent's context: grouped by kind, every entry opening with its"
+        " authority, disputed ones flagged, then the options ruled out recently with their reasons."
+    )
+    profile: str = strawberry.field(
+        description="The team function's profile that supplied the default weights and quotas."
+    )
+    quotas: list[KindShare]
+    as_of: datetime | None
