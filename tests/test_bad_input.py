@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
+import string
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -455,3 +457,23 @@ async def test_r14_an_unused_variable_is_the_documents_fault_not_the_inputs(api:
     assert_code(unused, "GRAPHQL_VALIDATION_FAILED")
     missing = await api.fail(world.agent.token, "query($p: ID!) { project(id: $p) { id } }")
     assert_code(missing, "BAD_USER_INPUT")
+
+
+async def test_the_longest_details_the_api_accepts_are_stored_and_found(api: Api, world: World) -> None:
+    """20,000 characters of distinct words: a search vector larger than any B-tree entry may be
+    (an index that included it made this assertion an internal error)."""
+    rng = random.Random(7)
+    words = [
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 12))) for _ in range(3000)
+    ]
+    details = " ".join(words)[:19_990].rsplit(" ", 1)[0]
+    item = await api.assert_item(
+        world.agent.token, projectId=world.project_id, statement="Long", details=details
+    )
+    found = await api.run(
+        world.agent.token,
+        "query($p: ID!, $t: String) { items(projectId: $p, filter: {text: $t}) { nodes { id } } }",
+        p=world.project_id,
+        t=words[1500],
+    )
+    assert [node["id"] for node in found["items"]["nodes"]] == [item["id"]]

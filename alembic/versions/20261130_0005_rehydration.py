@@ -5,9 +5,9 @@ Revises: 0004_time
 Create Date: 2026-11-30
 
 - ``items_live``: a project's items of one kind still believed (ACTIVE or
-  DISPUTED), newest first, with their search vector and the columns the
-  visibility policy reads: a task's candidates of that kind when its words
-  are common, found on the index alone;
+  DISPUTED), newest first, with the scope and author the visibility policy
+  reads: a task's candidates of that kind when its words are common (no
+  search vector in it: a B-tree entry cannot hold a long item's);
 - ``items_guaranteed``: every ACTIVE load-bearing CONSTRAINT of a project,
   which a slice always holds (R11.1);
 - ``items_replacements``: the replacements of a project by when they were

@@ -16,6 +16,6 @@ $$;
 SET LOCAL ROLE mneia_owner;
 SET LOCAL check_function_bodies = off;
 CREATE INDEX items_guaranteed ON public.items USING btree (workspace_id, project_id) WHERE ((kind = 'CONSTRAINT'::text) AND (status = 'ACTIVE'::text) AND load_bearing);
-CREATE INDEX items_live ON public.items USING btree (workspace_id, project_id, kind, id DESC) INCLUDE (scope, asserted_by, grant_actor_ids, search) WHERE (status = ANY (ARRAY['ACTIVE'::text, 'DISPUTED'::text]));
+CREATE INDEX items_live ON public.items USING btree (workspace_id, project_id, kind, id DESC) INCLUDE (scope, asserted_by) WHERE (status = ANY (ARRAY['ACTIVE'::text, 'DISPUTED'::text]));
 CREATE INDEX items_replacements ON public.items USING btree (workspace_id, project_id, asserted_at DESC) WHERE (supersedes_id IS NOT NULL);
 RESET ROLE;

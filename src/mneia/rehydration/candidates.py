@@ -9,8 +9,7 @@ Two statements, whatever the project's size; the project is never loaded whole:
     PostgreSQL full-text search of the statement and details (the generated
     ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
     planner walks ``items_live`` newest first when the words are common
-    (index-only: the index holds the search vector and what the policies
-    read) and stops when it has enough, or takes ``items_search`` when they
+    (the match checked on each row) and stops when it has enough, or takes ``items_search`` when they
     are rare;
   - the same for the items sharing every word of the task, whatever their
     kind, so that a strong old match is not lost behind many newer weak ones;
@@ -101,9 +100,9 @@ def _rank(search: Any) -> Any:
 def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
     """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches: ids and ranks only.
 
-    Now, an index-only walk of ``items_live`` (it holds the search vector and
-    the columns the policies read), or ``items_search`` when the words are
-    rare; as of a moment, each item's state then decides whether it was live.
+    Now, a walk of ``items_live`` newest first, checking the match on each row
+    (the index cannot hold a long item's search vector), or ``items_search``
+    when the words are rare; as of a moment, each item's state then decides whether it was live.
     """
     scanned = items.alias("scanned")
     source, columns = item.columns_at(scanned, moment)

@@ -221,13 +221,14 @@ CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id)
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX items_search ON items USING gin (search);
 -- Rehydration (R11.9): a task's candidates of one kind, newest first, among the
--- items still believed: the full-text match is checked on the way, on the
--- index alone (it holds the search vector and the columns the visibility
--- policy reads), or found through items_search when the task's words are
--- rare; every active load-bearing constraint of a project; the replacements
--- asserted in a window.
+-- items still believed (the full-text match is checked on the heap row, or the
+-- items found through items_search when the task's words are rare); every
+-- active load-bearing constraint of a project; the replacements asserted in a
+-- window. The index holds no search vector nor grant list: a B-tree entry is
+-- limited to about 2.7 kB, and an item's vector (20,000 characters of details)
+-- or grants can be larger: its INSERT would fail.
 CREATE INDEX items_live ON items (workspace_id, project_id, kind, id DESC)
-  INCLUDE (scope, asserted_by, grant_actor_ids, search)
+  INCLUDE (scope, asserted_by)
   WHERE status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
