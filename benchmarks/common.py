@@ -82,6 +82,18 @@ def with_database(url: str, name: str) -> str:
     return make_url(url).set(database=name).render_as_string(hide_password=False)
 
 
+def on_fresh_database(
+    run: Callable[[Any, str, str], Awaitable[None]], options: Any, *, keep: bool = False
+) -> None:
+    """``run(options, url, server version)`` on a fresh, migrated database of the chosen server
+    (``database_server``), then the whole time taken."""
+    started = time.perf_counter()
+    with database_server(keep) as server, fresh_database(server, keep) as url:
+        version = asyncio.run(server_version(url))
+        asyncio.run(run(options, url, version))
+    print(f"total        {time.perf_counter() - started:.1f} s")
+
+
 async def create_database(server_url: str, name: str) -> None:
     maintenance = create_async_engine(async_url(server_url), isolation_level="AUTOCOMMIT")
     async with maintenance.connect() as connection:

@@ -35,7 +35,6 @@ of their items (irrelevant to the figures).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import random
 import sys
@@ -53,16 +52,14 @@ from common import (
     BenchmarkBroken,
     ExplainingTx,
     Series,
-    database_server,
-    fresh_database,
     gql,
     insert_items,
+    on_fresh_database,
     owner_transaction,
     plan_lines,
     row_counts,
     running_server,
     sentence,
-    server_version,
     timed,
     vacuum_analyze,
     weighted,
@@ -545,11 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.keep,
         args.plans,
     )
-    started = time.perf_counter()
-    with database_server(args.keep) as server, fresh_database(server, args.keep) as url:
-        version = asyncio.run(server_version(url))
-        asyncio.run(run(options, url, version))
-    print(f"total        {time.perf_counter() - started:.1f} s")
+    on_fresh_database(run, options, keep=args.keep)
     return 0
 
 

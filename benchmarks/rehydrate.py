@@ -54,7 +54,6 @@ benchmarks; ``--keep`` keeps the bench database.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import random
@@ -74,13 +73,11 @@ from common import (
     BenchmarkBroken,
     Series,
     bind,
-    database_server,
-    fresh_database,
     gql,
     insert_items,
+    on_fresh_database,
     owner_transaction,
     running_server,
-    server_version,
     timed,
     vacuum_analyze,
     weighted,
@@ -906,11 +903,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"sizes above {LOAD_BEARING} items and at least one sample")
     budgets = [int(budget) for budget in args.budgets.split(",")]
     options = Options(sizes, args.samples, args.warmup, budgets, args.seed, args.keep)
-    started = time.perf_counter()
-    with database_server(args.keep) as server, fresh_database(server, args.keep) as url:
-        version = asyncio.run(server_version(url))
-        asyncio.run(run(options, url, version))
-    print(f"total        {time.perf_counter() - started:.1f} s")
+    on_fresh_database(run, options, keep=args.keep)
     return 0
 
 

@@ -38,7 +38,6 @@ foundation.py; ``--keep`` keeps the bench database.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import random
 import sys
@@ -56,15 +55,13 @@ from common import (
     BenchmarkBroken,
     Series,
     bind,
-    database_server,
-    fresh_database,
     gql,
     insert_items,
+    on_fresh_database,
     owner_transaction,
     row_counts,
     running_server,
     sentence,
-    server_version,
     timed,
     vacuum_analyze,
     weighted,
@@ -439,11 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.items < 1000 or args.samples < 1:
         raise SystemExit("need at least 1,000 items and one sample")
     options = Options(args.items, args.samples, args.warmup, args.seed, args.keep)
-    started = time.perf_counter()
-    with database_server(args.keep) as server, fresh_database(server, args.keep) as url:
-        version = asyncio.run(server_version(url))
-        asyncio.run(run(options, url, version))
-    print(f"total        {time.perf_counter() - started:.1f} s")
+    on_fresh_database(run, options, keep=args.keep)
     return 0
 
 
