@@ -525,3 +525,16 @@ async def test_r2_a_ruled_out_reason_hides_the_ids_the_caller_cannot_see(api: Ap
     assert note["reason"] == "see [hidden]" and secret not in theirs["rendered"]
     mine = await rehydrate(api, world.human.token, world.project_id, "refunds", 1000)
     assert mine["supersessions"][0]["reason"] == f"see {secret}"
+
+
+async def test_r9_r11_a_slice_as_of_the_earliest_and_latest_instants_answers_cleanly(
+    api: Api, world: World
+) -> None:
+    """As of year 1 nothing existed (the recent window reaches before the first instant there is);
+    as of year 9999 everything said so far did. Neither is an internal error."""
+    rule = await load_bearing(api, world, "Never deploy on Fridays")
+    for moment, expected in (("0001-01-01T00:00:00Z", set()), ("9999-12-31T23:59:59Z", {rule})):
+        found = await rehydrate(
+            api, world.agent.token, world.project_id, "deploy plan", 400, asOf=moment, recent="P36500D"
+        )
+        assert entry_ids(found, "GUARANTEED") == expected, moment

@@ -21,7 +21,7 @@ import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from mneia.rehydration import candidates, render, score, tokens
@@ -83,6 +83,14 @@ def pool(share: float, budget: int) -> int:
     return max(POOL_MIN, min(POOL_MAX, wanted))
 
 
+def _before(moment: datetime, span: timedelta) -> datetime:
+    """``moment - span``, or the earliest instant there is when that is earlier (asOf near year 1)."""
+    try:
+        return moment - span
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC) if span > timedelta(0) else datetime.max.replace(tzinfo=UTC)
+
+
 def request(ask: Ask, moment: datetime) -> candidates.Request:
     """The candidate query for ``ask`` read at ``moment``."""
     pools = {kind: pool(ask.quotas.get(kind, 0.0), ask.budget) for kind in ItemKind}
@@ -95,7 +103,7 @@ def request(ask: Ask, moment: datetime) -> candidates.Request:
         every_word_scan=SCAN_FACTOR * EVERY_WORD_POOL,
         replacements=REPLACEMENTS_POOL,
         replacements_scan=REPLACEMENTS_SCAN,
-        since=moment - ask.recent,
+        since=_before(moment, ask.recent),
         as_of=ask.as_of,
     )
 
