@@ -211,24 +211,18 @@ def test_serve_answers_graphql_over_http(admin_url: str, tmp_path: Path) -> None
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
 
 
+def bootstrap_beside(env: dict[str, str], data_dir: Path) -> str:
+    """A human's token, made by a second process attached to the running embedded server."""
+    command = ["admin", "bootstrap", "--workspace", "w", "--human", "h", "--json"]
+    made = mneia(*command, "--data-dir", str(data_dir), env=env)
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["token"])
+
+
 def test_serve_with_the_embedded_server_and_a_bootstrap_beside_it(tmp_path: Path, data_dir: Path) -> None:
     env = cli_env(tmp_path)
     with serving(["--data-dir", str(data_dir)], env, tmp_path) as (process, base):
-        # A second process attaches to the same running embedded server.
-        made = mneia(
-            "admin",
-            "bootstrap",
-            "--workspace",
-            "w",
-            "--human",
-            "h",
-            "--json",
-            "--data-dir",
-            str(data_dir),
-            env=env,
-        )
-        assert made.returncode == 0, made.stderr
-        token = json.loads(made.stdout)["token"]
+        token = bootstrap_beside(env, data_dir)
         assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
@@ -272,20 +266,7 @@ def test_serve_workers_with_the_embedded_server_leave_no_postgres(tmp_path: Path
     """Migrations and the embedded server happen once, in the parent; SIGTERM stops the workers, then it."""
     env = cli_env(tmp_path)
     with serving(["--workers", "2", "--data-dir", str(data_dir)], env, tmp_path) as (process, base):
-        made = mneia(
-            "admin",
-            "bootstrap",
-            "--workspace",
-            "w",
-            "--human",
-            "h",
-            "--json",
-            "--data-dir",
-            str(data_dir),
-            env=env,
-        )
-        assert made.returncode == 0, made.stderr
-        token = json.loads(made.stdout)["token"]
+        token = bootstrap_beside(env, data_dir)
         for _ in range(10):
             assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
         workers = _workers_of(process)

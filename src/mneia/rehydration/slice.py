@@ -84,11 +84,12 @@ def pool(share: float, budget: int) -> int:
 
 
 def _before(moment: datetime, span: timedelta) -> datetime:
-    """``moment - span``, or the earliest instant there is when that is earlier (asOf near year 1)."""
+    """``moment - span`` (a Duration is positive), or the earliest instant there is when that is
+    earlier (asOf near year 1)."""
     try:
         return moment - span
     except OverflowError:
-        return datetime.min.replace(tzinfo=UTC) if span > timedelta(0) else datetime.max.replace(tzinfo=UTC)
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def request(ask: Ask, moment: datetime) -> candidates.Request:
