@@ -155,6 +155,27 @@ async def test_the_server_role_creates_nothing(admin_engine: AsyncEngine) -> Non
     assert found == {"in_schema": False, "schemas": False}
 
 
+async def test_no_function_is_planned_anew_by_every_statement_that_calls_it(
+    admin_engine: AsyncEngine,
+) -> None:
+    """A SQL-language function with its own search_path is never inlined: every
+    statement that calls it parses and plans its body again (mneia_uuid7 cost
+    27 µs a call so, 6 µs in PL/pgSQL, which keeps its plans per connection)."""
+    found = await rows(
+        admin_engine,
+        "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+        " JOIN pg_language l ON l.oid = p.prolang"
+        " WHERE n.nspname = 'public' AND l.lanname = 'sql' AND p.proconfig IS NOT NULL",
+    )
+    assert [row["proname"] for row in found] == []
+    (plpgsql,) = await rows(
+        admin_engine,
+        "SELECT count(*) AS n FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang"
+        " WHERE p.pronamespace = 'public'::regnamespace AND l.lanname = 'plpgsql'",
+    )
+    assert plpgsql["n"] > 20  # the query above looks where the functions are
+
+
 async def test_declared_files_name_no_unqualified_table_in_a_function_body() -> None:
     """Inside every function body, the tables are named with their schema (public.x)."""
     from mneia.storage import declared

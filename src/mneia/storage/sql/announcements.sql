@@ -11,18 +11,20 @@
 -- The channel of a workspace. Owner only: with it, anyone who knows a
 -- workspace's id could listen to it.
 CREATE FUNCTION public.mneia_channel_of(workspace uuid) RETURNS text
-  LANGUAGE sql STABLE SECURITY DEFINER
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT 'mneia_' || left(encode(sha256(k.channel_salt || convert_to(workspace::text, 'UTF8')), 'hex'), 32)
-    FROM public.seal_keys k WHERE k.id = 1
+  BEGIN
+    RETURN (SELECT 'mneia_' || left(encode(sha256(k.channel_salt || convert_to(workspace::text, 'UTF8')), 'hex'), 32)
+            FROM public.seal_keys k WHERE k.id = 1);
+  END
   $$;
 
 -- The channel of the caller's own workspace; NULL when the transaction is bound to nobody.
 CREATE FUNCTION public.mneia_channel() RETURNS text
-  LANGUAGE sql STABLE SECURITY DEFINER
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
-  AS $$ SELECT public.mneia_channel_of(public.mneia_workspace()) $$;
+  AS $$ BEGIN RETURN public.mneia_channel_of(public.mneia_workspace()); END $$;
 
 CREATE FUNCTION public.mneia_announce() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER

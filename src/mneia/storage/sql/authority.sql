@@ -23,9 +23,9 @@
 -- superuser loading data) is trusted: it could drop these triggers anyway.
 
 CREATE FUNCTION public.mneia_trusted_session() RETURNS boolean
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$ SELECT pg_has_role(session_user, 'mneia_owner', 'MEMBER') $$;
+  AS $$ BEGIN RETURN pg_has_role(session_user, 'mneia_owner', 'MEMBER'); END $$;
 
 CREATE FUNCTION public.mneia_refuse(what text) RETURNS void
   LANGUAGE plpgsql STABLE
@@ -70,42 +70,49 @@ CREATE FUNCTION public.mneia_require_now(value timestamptz, what text) RETURNS v
 
 -- Whether an item has been replaced (by any item of the workspace, seen or not).
 CREATE FUNCTION public.mneia_has_successor(workspace uuid, item uuid) RETURNS boolean
-  LANGUAGE sql STABLE SECURITY DEFINER
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT EXISTS (SELECT 1 FROM public.items i WHERE i.workspace_id = workspace AND i.supersedes_id = item)
+  BEGIN
+    RETURN EXISTS (SELECT 1 FROM public.items i WHERE i.workspace_id = workspace AND i.supersedes_id = item);
+  END
   $$;
 
 -- Whether an item still contradicts something: an open dispute it raised,
 -- whether or not the caller can see the other side. R8.
 CREATE FUNCTION public.mneia_open_disputes(workspace uuid, item uuid) RETURNS boolean
-  LANGUAGE sql STABLE SECURITY DEFINER
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT EXISTS (SELECT 1 FROM public.disputes d
-                   WHERE d.workspace_id = workspace AND d.item_id = item AND d.status = 'OPEN')
+  BEGIN
+    RETURN EXISTS (SELECT 1 FROM public.disputes d
+                   WHERE d.workspace_id = workspace AND d.item_id = item AND d.status = 'OPEN');
+  END
   $$;
 
 -- Whether the requesting human has just kept the item by resolving a dispute,
 -- and nothing it contradicts is still open.
 CREATE FUNCTION public.mneia_kept_by_resolution(workspace uuid, item uuid) RETURNS boolean
-  LANGUAGE sql STABLE SECURITY DEFINER
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT EXISTS (SELECT 1 FROM public.disputes d
+  BEGIN
+    RETURN EXISTS (SELECT 1 FROM public.disputes d
                    WHERE d.workspace_id = workspace AND d.kept_item_id = item AND d.status = 'RESOLVED'
                      AND d.resolved_by = public.mneia_actor() AND d.resolved_at = now())
-       AND NOT public.mneia_open_disputes(workspace, item)
+       AND NOT public.mneia_open_disputes(workspace, item);
+  END
   $$;
 
 -- Whether an item is exactly the replacement a SUPERSESSION proposal carries
 -- (codec version 1: {"v": 1, "item": {column: value}}, see storage/proposal.py).
 CREATE FUNCTION public.mneia_replacement_matches(proposal public.proposals, candidate public.items)
   RETURNS boolean
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT coalesce(proposal.replacement ->> 'v' = '1', false)
+  BEGIN
+    RETURN (SELECT coalesce(proposal.replacement ->> 'v' = '1', false)
        AND candidate.project_id = proposal.project_id
        AND candidate.supersedes_id = proposal.target_id
        AND candidate.supersession_reason IS NOT DISTINCT FROM proposal.reason
@@ -115,7 +122,8 @@ CREATE FUNCTION public.mneia_replacement_matches(proposal public.proposals, cand
            (candidate.kind, candidate.statement, candidate.details, candidate.basis,
             candidate.confidence, candidate.scope, candidate.grant_actor_ids, candidate.session_id,
             candidate.valid_from, candidate.valid_to, candidate.decay_after)
-    FROM jsonb_populate_record(NULL::public.items, proposal.replacement -> 'item') r
+    FROM jsonb_populate_record(NULL::public.items, proposal.replacement -> 'item') r);
+  END
   $$;
 
 -- Whether everyone who sees ``replaced`` sees ``replacement`` too (scopes nest
@@ -124,10 +132,11 @@ CREATE FUNCTION public.mneia_replacement_matches(proposal public.proposals, cand
 -- the same before a proposal is stored.
 CREATE FUNCTION public.mneia_keeps_audience(replaced public.items, replacement public.items)
   RETURNS boolean
-  LANGUAGE sql IMMUTABLE
+  LANGUAGE plpgsql IMMUTABLE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT coalesce(CASE
+  BEGIN
+    RETURN coalesce(CASE
       WHEN replaced.scope = 'PRIVATE' THEN true
       WHEN replaced.scope = 'GRANTS' THEN
         replacement.scope = 'WORKSPACE'
@@ -136,7 +145,8 @@ CREATE FUNCTION public.mneia_keeps_audience(replaced public.items, replacement p
                 <@ (replacement.grant_actor_ids || replacement.asserted_by))
       ELSE array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replacement.scope)
            >= array_position(ARRAY['PROJECT', 'TEAM', 'WORKSPACE'], replaced.scope)
-    END, false)
+    END, false);
+  END
   $$;
 
 CREATE FUNCTION public.mneia_items_guard() RETURNS trigger

@@ -36,11 +36,13 @@ CREATE POLICY seal_key_owner ON seal_keys TO mneia_owner USING (true) WITH CHECK
 
 -- 256 bits from the server's strong random source (gen_random_uuid).
 CREATE FUNCTION public.mneia_random_bytes() RETURNS bytea
-  LANGUAGE sql VOLATILE
+  LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text
-                             || gen_random_uuid()::text, 'UTF8'))
+  BEGIN
+    RETURN sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text
+                             || gen_random_uuid()::text, 'UTF8'));
+  END
   $$;
 
 -- A new sealing key. Transactions bound under the old one fail closed; run it
@@ -103,12 +105,17 @@ CREATE FUNCTION public.mneia_sealed() RETURNS boolean
   $$;
 
 -- A field of the context if the seal verifies, else NULL (fail closed).
+-- The same test as mneia_sealed, made here rather than by calling it: the
+-- policies call this about twenty times per write, and each function call
+-- with its own search_path costs as much as the hashing.
 CREATE FUNCTION public.mneia_context_field(field text) RETURNS text
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
+  DECLARE
+    given text := current_setting('mneia.seal', true);
   BEGIN
-    IF public.mneia_sealed() THEN
+    IF coalesce(given, '') <> '' AND given = public.mneia_context_seal() THEN
       RETURN nullif(current_setting('mneia.' || field, true), '');
     END IF;
     RETURN NULL;
@@ -153,9 +160,9 @@ CREATE FUNCTION public.mneia_team_projects() RETURNS uuid[]
 -- The digest of the token being presented, seen only by the owner's policy
 -- token_presented (inside mneia_authenticate).
 CREATE FUNCTION public.mneia_presented_token() RETURNS text
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, public, pg_temp
-  AS $$ SELECT nullif(current_setting('mneia.token_hash', true), '') $$;
+  AS $$ BEGIN RETURN nullif(current_setting('mneia.token_hash', true), ''); END $$;
 
 -- Bind the transaction to an actor of a workspace: read its kind and its
 -- projects from the records, then seal. Owner only.
@@ -201,13 +208,15 @@ CREATE FUNCTION public.mneia_bind(workspace uuid, actor uuid) RETURNS void
 
 -- Unbind: whatever the settings held is nobody's from now on.
 CREATE FUNCTION public.mneia_unbind() RETURNS void
-  LANGUAGE sql VOLATILE
+  LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT set_config('mneia.seal', '', true), set_config('mneia.workspace_id', '', true),
-           set_config('mneia.actor_id', '', true), set_config('mneia.actor_kind', '', true),
-           set_config('mneia.projects', '', true), set_config('mneia.teams', '', true),
-           set_config('mneia.team_projects', '', true);
+  BEGIN
+    PERFORM set_config('mneia.seal', '', true), set_config('mneia.workspace_id', '', true),
+            set_config('mneia.actor_id', '', true), set_config('mneia.actor_kind', '', true),
+            set_config('mneia.projects', '', true), set_config('mneia.teams', '', true),
+            set_config('mneia.team_projects', '', true);
+  END
   $$;
 
 -- Authentication in one round trip: find the presented token (by its

@@ -10,17 +10,19 @@
 
 -- A time-ordered UUID (version 7) for rows created inside the database.
 CREATE FUNCTION public.mneia_uuid7() RETURNS uuid
-  LANGUAGE sql VOLATILE
+  LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT encode(
+  BEGIN
+    RETURN encode(
       set_bit(set_bit(
         overlay(uuid_send(gen_random_uuid())
                 placing substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
                                   FROM 3)
                 FROM 1 FOR 6),
         52, 1), 53, 1),
-      'hex')::uuid
+      'hex')::uuid;
+  END
   $$;
 
 -- Numbers the announcements of new disputes and proposals (announcements.sql):
