@@ -690,12 +690,10 @@ async def sql_share(url: str, world: World, runs: int, rng: random.Random) -> Sh
             share.path.samples.append(await storage_path(engine, world, rng.randrange(n), rng))
             for name, position in positions.items():
                 reader = rng.choice(world.everyone)
-                async with engine.connect() as connection:
-                    tx = ExplainingTx(connection)
-                    await connection.begin()
+                async with transaction(engine, ExplainingTx) as tx:
                     await token.authenticate(tx, reader.token)
                     records = await item.chain(tx, world.chain[position])
-                    await connection.rollback()
+                    tx.fail()
                 if len(tx.plans) != 1 or len(records) != n:
                     raise BenchmarkBroken(
                         f"item.chain issued {len(tx.plans)} SELECTs for {len(records)} items"

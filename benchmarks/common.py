@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from sqlalchemy import Executable, Select, text
 from sqlalchemy.engine import CursorResult, make_url
@@ -416,8 +417,8 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
 class ExplainingTx(Tx):
     """A Tx that runs EXPLAIN ANALYZE of each SELECT before running it for real."""
 
-    def __init__(self, connection: AsyncConnection) -> None:
-        super().__init__(connection)
+    def __init__(self, connection: AsyncConnection, driver: asyncpg.Connection) -> None:
+        super().__init__(connection, driver)
         self.connection = connection
         self.plans: list[dict[str, Any]] = []
 

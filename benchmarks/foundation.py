@@ -383,13 +383,11 @@ async def sql_share(
             path.samples.append(await storage_path(engine, rng, spaces))
             space = rng.choice(spaces)
             reader, project_id = rng.choice(space.readers), rng.choice(space.projects)
-            async with engine.connect() as connection:
-                tx = ExplainingTx(connection)
-                await connection.begin()
+            async with transaction(engine, ExplainingTx) as tx:
                 await token.authenticate(tx, reader.token)
                 found = await item.page(tx, project_id, item.ItemFilter(), first=50, after=None)
                 await found.count()
-                await connection.rollback()
+                tx.fail()
             if len(tx.plans) != 2:
                 raise BenchmarkBroken(f"item.page issued {len(tx.plans)} SELECTs, expected listing and count")
             first, second = tx.plans

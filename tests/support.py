@@ -32,6 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import OWNER_ROLE
+from mneia.storage import database
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items, metadata
 from mneia.storage.token import digest
@@ -201,16 +202,22 @@ async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, A
 
 @contextmanager
 def counted(engine: AsyncEngine) -> Iterator[list[str]]:
-    """Collect every statement the engine sends while the block runs."""
+    """Collect every statement the engine sends while the block runs (SQLAlchemy's and the driver's)."""
     statements: list[str] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         statements.append(statement)
 
+    def driven(sender: Any, statement: str) -> None:
+        if sender is engine.sync_engine:
+            statements.append(statement)
+
     event.listen(engine.sync_engine, "before_cursor_execute", record)
+    database.DRIVEN_OBSERVERS.append(driven)
     try:
         yield statements
     finally:
+        database.DRIVEN_OBSERVERS.remove(driven)
         event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 

@@ -323,8 +323,8 @@ BULK = text(
 class Explaining(Tx):
     """Runs EXPLAIN of each candidate statement (with its values written in), then the statement."""
 
-    def __init__(self, connection: Any) -> None:
-        super().__init__(connection)
+    def __init__(self, connection: Any, driver: Any) -> None:
+        super().__init__(connection, driver)
         self.connection = connection
         self.plans: list[str] = []
 
@@ -357,7 +357,7 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
     )
     asked = slice.request(ask, datetime.now().astimezone())
     async with as_caller(engine, world.human) as connection:
-        explaining = Explaining(connection)
+        explaining = Explaining(connection, (await connection.get_raw_connection()).driver_connection)
         found = await candidates.gather(explaining, asked)
         rare_words = dataclasses.replace(ask, task="chargeback")
         rare = await candidates.gather(explaining, slice.request(rare_words, datetime.now().astimezone()))

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import strawberry
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.errors import Unauthenticated
@@ -107,32 +106,23 @@ class Context:
         time: nothing read in an earlier transaction (an earlier subscription
         event) is served again. A pooled connection that the database dropped
         while it sat idle (a restart, a failover) is replaced once, before
-        anything ran on it.
+        anything ran on it (storage.database.transaction).
         """
         secret = self.token()
         if not secret:
             self._actor = None
             raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
-        async with self.lock:
-            for attempt in (1, 2):
-                async with transaction(self.engine) as tx:
-                    try:
-                        self._actor = await token.authenticate(tx, secret)
-                    except DBAPIError as error:
-                        if attempt == 2 or not error.connection_invalidated:
-                            raise
-                        tx.fail()
-                        continue
-                    if self._actor is None:
-                        raise Unauthenticated("unknown or revoked bearer token")
-                    self._tx = tx
-                    self.loaders = Loaders(lambda: self.tx)
-                    self.now = datetime.now(UTC)
-                    try:
-                        yield tx
-                    finally:
-                        self._tx = None
-                    return
+        async with self.lock, transaction(self.engine) as tx:
+            self._actor = await token.authenticate(tx, secret)
+            if self._actor is None:
+                raise Unauthenticated("unknown or revoked bearer token")
+            self._tx = tx
+            self.loaders = Loaders(lambda: self.tx)
+            self.now = datetime.now(UTC)
+            try:
+                yield tx
+            finally:
+                self._tx = None
 
     @asynccontextmanager
     async def sharing(self, other: Context) -> AsyncIterator[Tx]:

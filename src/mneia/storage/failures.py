@@ -33,8 +33,12 @@ def sqlstate(error: BaseException) -> str | None:
 
 
 def constraint_name(error: DBAPIError) -> str | None:
-    cause = getattr(error.orig, "__cause__", None)
-    return getattr(cause, "constraint_name", None)
+    """The constraint named by the driver's error: ``orig`` itself when the driver ran the
+    statement (storage.database.Driven), its cause when SQLAlchemy's adapter wrapped it."""
+    for candidate in (error.orig, getattr(error.orig, "__cause__", None)):
+        if name := getattr(candidate, "constraint_name", None):
+            return str(name)
+    return None
 
 
 def translate(error: DBAPIError, operation: str) -> MneiaError | None:

@@ -37,7 +37,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.dml import ReturningInsert
 
 from mneia.freshness import freshness_at
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import Authority, ItemKind, ItemStatus, Scope
@@ -394,13 +394,19 @@ def _insert_statement(now_columns: frozenset[str]) -> ReturningInsert[Any]:
     return pg_insert(items).values({name: _NOW for name in now_columns}).returning(*_COLUMNS)
 
 
+@functools.cache
+def _driven_insert(now_columns: frozenset[str], names: tuple[str, ...]) -> Driven:
+    """The INSERT for these clock columns and parameters, sent by the driver (on every write's path)."""
+    return Driven(_insert_statement(now_columns), names)
+
+
 async def _insert(tx: Tx, new: NewItem, **recorded: Any) -> ItemRecord:
     assert tx.workspace_id and tx.actor_id
     values = {"asserted_by": tx.actor_id, **_content(new), **recorded}
     clock = frozenset(name for name, value in values.items() if value is _NOW)
     params = {name: value for name, value in values.items() if value is not _NOW}
     params.update(workspace_id=tx.workspace_id, id=new_id())
-    row = (await tx.execute(_insert_statement(clock), params)).one()
+    (row,) = await tx.fetch(_driven_insert(clock, tuple(params)), params)
     return _record(row)
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import UUID, any_, bindparam, func, insert, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage import session
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.session import SessionRecord
 from mneia.storage.tables import project_members, projects
@@ -90,16 +90,17 @@ async def access(tx: Tx, project_id: uuid.UUID, session_id: uuid.UUID | None = N
     this transaction, the session joined in when one is named. None when the
     actor cannot see the project.
     """
-    row = (await tx.execute(_ACCESS, {"ids": [project_id], "session": session_id})).first()
-    if row is None:
+    rows = await tx.fetch(_ACCESS, {"ids": [project_id], "session": session_id})
+    if not rows:
         return None
+    row = rows[0]
     project_part, session_part = row[: len(_COLUMNS)], row[len(_COLUMNS) + 1 :]
     found = from_row(SessionRecord, session_part) if session_part[0] is not None else None
     return Access(from_row(ProjectRecord, project_part), bool(row[len(_COLUMNS)]), found)
 
 
 _NAMED_SESSION = session.by_id_query(bindparam("session", type_=UUID)).subquery()
-_ACCESS = (
+_ACCESS = Driven(
     select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects()), *_NAMED_SESSION.c)
     .select_from(projects.outerjoin(_NAMED_SESSION, true()))
     .where(one_of(projects.c.id))

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, insert, select, text, update
 
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Driven, Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
 from mneia.vocabulary import ActorKind
@@ -32,7 +32,9 @@ from mneia.vocabulary import ActorKind
 PREFIX = "mneia_"
 HINT_LENGTH = len(PREFIX) + 4  # "mneia_" and 24 of the secret's 256 bits
 
-_AUTHENTICATE = text("SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)")
+_AUTHENTICATE = Driven(
+    text("SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +75,11 @@ def mint() -> str:
 
 async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
     """The token's actor, with the transaction bound to it; None for an unknown, revoked or expired token."""
-    row = (await tx.execute(_AUTHENTICATE, {"digest": digest(token)})).first()
-    if row is None:
+    rows = await tx.fetch(_AUTHENTICATE, {"digest": digest(token)})
+    if not rows:
         return None
-    record = ActorRecord(row.workspace_id, row.id, ActorKind(row.kind), row.name, row.created_at)
+    workspace_id, actor_id, kind, name, created_at = rows[0]
+    record = ActorRecord(workspace_id, actor_id, ActorKind(kind), name, created_at)
     tx.workspace_id, tx.actor_id = record.workspace_id, record.id
     return record
 

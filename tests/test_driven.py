@@ -1,0 +1,183 @@
+"""Statements the driver sends itself (storage.database.Driven) behave as SQLAlchemy's would.
+
+The request boundary's hot statements (authentication, a write's access
+check, the insert of an item) skip SQLAlchemy's execution. They must send and
+read the same values, fail with the same errors (so that the one error
+translation serves both), and share the transaction and its fate with the
+statements SQLAlchemy runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia.config import app_url
+from mneia.storage import failures, item, project, token
+from mneia.storage.database import Driven, TransactionEnded, create_engine, transaction
+from mneia.vocabulary import ItemKind, Scope
+from tests.graphql import World
+from tests.support import rows
+
+pytestmark = pytest.mark.asyncio
+
+NAME = "mneia-driven-test"
+
+
+def _new(world: World, **given: Any) -> item.NewItem:
+    return item.NewItem(project_id=uuid.UUID(world.project_id), **given)
+
+
+async def _both_ways(engine: AsyncEngine, world: World, new: item.NewItem) -> tuple[Any, Any]:
+    """The item inserted through the driver, and read back through SQLAlchemy, in one transaction."""
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.agent.token)
+        written = await item.create(tx, new, confirmed=False)
+        read = await item.get(tx, written.id)
+        tx.fail()  # leave nothing behind
+    return written, read
+
+
+contents = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(list(ItemKind)),
+        "statement": st.text(
+            st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40
+        ).filter(str.strip),
+        "confidence": st.none() | st.floats(0, 1),
+        "scope": st.sampled_from([Scope.PROJECT, Scope.WORKSPACE]),
+        "decay_after": st.none() | st.timedeltas(timedelta(seconds=1), timedelta(days=3650)),
+    }
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(given_content=contents)
+async def test_r4_an_item_written_by_the_driver_reads_back_the_same_through_sqlalchemy(
+    engine: AsyncEngine, world: World, given_content: dict[str, Any]
+) -> None:
+    """Every column's value (enums, arrays, intervals, floats, moments) is what SQLAlchemy reads."""
+    written, read = await _both_ways(engine, world, _new(world, **given_content))
+    assert written == read
+    assert type(written.kind) is ItemKind and type(written.scope) is Scope
+    assert written.decay_after == given_content["decay_after"]
+
+
+async def test_r1_the_driver_runs_in_the_transaction_sqlalchemy_runs_in(
+    engine: AsyncEngine, world: World
+) -> None:
+    """Authenticated by a driven statement, the context binds what SQLAlchemy reads next; a rolled-back
+    transaction keeps none of the driver's writes."""
+    async with transaction(engine) as tx:
+        actor = await token.authenticate(tx, world.agent.token)
+        assert actor is not None
+        bound = (await tx.execute(text("SELECT mneia_actor()"))).scalar_one()
+        assert bound == actor.id
+        written = await item.create(
+            tx, _new(world, kind=ItemKind.FACT, statement="rolled back"), confirmed=False
+        )
+        tx.fail()
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.agent.token)
+        assert await item.get(tx, written.id) is None
+
+
+async def test_r7_a_refusal_by_the_database_is_the_same_error_either_way(
+    engine: AsyncEngine, world: World
+) -> None:
+    """A unique violation from a driven statement names its constraint, and is translated as any other."""
+    same_id = Driven(text("INSERT INTO seal_keys (id) VALUES (1)"))  # refused: no grant at all
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.agent.token)
+        with pytest.raises(DBAPIError) as caught:
+            await tx.fetch(same_id, {})
+        tx.fail()
+    assert failures.sqlstate(caught.value) == failures.INSUFFICIENT_PRIVILEGE
+    assert not caught.value.connection_invalidated
+    translated = failures.translate(caught.value, "insert")
+    assert translated is not None and translated.code == "FORBIDDEN"
+
+    duplicate = Driven(
+        text(
+            "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+            " SELECT workspace_id, project_id, actor_id, added_by FROM project_members"
+            " WHERE project_id = CAST(:project AS uuid) LIMIT 1"
+        )
+    )
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.human.token)
+        with pytest.raises(DBAPIError) as caught:
+            await tx.fetch(duplicate, {"project": world.project_id})
+        tx.fail()
+    assert failures.sqlstate(caught.value) == failures.UNIQUE_VIOLATION
+    assert failures.constraint_name(caught.value), caught.value
+    conflict = failures.translate(caught.value, "addMember")
+    assert conflict is not None and conflict.code == "CONFLICT"
+
+
+async def test_f5_a_connection_lost_under_a_driven_statement_is_discarded_not_pooled(
+    admin_url: str, admin_engine: AsyncEngine, world: World
+) -> None:
+    engine = create_engine(app_url(admin_url), pool_size=1, application_name=NAME)
+    try:
+        async with transaction(engine) as tx:
+            await token.authenticate(tx, world.agent.token)
+            async with admin_engine.connect() as admin:
+                await admin.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :n"
+                    ),
+                    {"n": NAME},
+                )
+            with pytest.raises(DBAPIError) as caught:
+                await project.access(tx, uuid.UUID(world.project_id))
+            tx.fail()  # as the error boundary does: the ROLLBACK fails too, and is not raised
+        assert caught.value.connection_invalidated
+        assert failures.unavailable(caught.value)
+        # The one pooled connection was discarded: the next transaction gets a live one.
+        async with transaction(engine) as tx:
+            assert await token.authenticate(tx, world.agent.token) is not None
+            assert await project.access(tx, uuid.UUID(world.project_id)) is not None
+    finally:
+        await engine.dispose()
+
+
+async def test_f5_a_driven_statement_after_the_transaction_ended_is_refused(
+    engine: AsyncEngine, world: World
+) -> None:
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.agent.token)
+    with pytest.raises(TransactionEnded):
+        await project.access(tx, uuid.UUID(world.project_id))
+
+
+async def test_the_driver_leaves_no_transaction_open_on_a_pooled_connection(
+    admin_url: str, admin_engine: AsyncEngine, world: World
+) -> None:
+    """After commits, rollbacks and a failed statement, no connection of the pool is left in a
+    transaction (pg_stat_activity: 'idle', never 'idle in transaction')."""
+    engine = create_engine(app_url(admin_url), pool_size=2, application_name=NAME)
+    try:
+        async with transaction(engine) as tx:
+            await token.authenticate(tx, world.agent.token)
+        async with transaction(engine) as tx:
+            await token.authenticate(tx, world.agent.token)
+            tx.fail()
+        with pytest.raises(DBAPIError):
+            async with transaction(engine) as tx:
+                await token.authenticate(tx, world.agent.token)
+                await tx.fetch(Driven(text("SELECT 1 / 0")), {})
+        states = await rows(
+            admin_engine, "SELECT state FROM pg_stat_activity WHERE application_name = :n", n=NAME
+        )
+        assert states and {row["state"] for row in states} == {"idle"}, states
+    finally:
+        await engine.dispose()
