@@ -1,0 +1,130 @@
+// The inbox's own script: single-key shortcuts (which a person can switch off, WCAG 2.1.4),
+// live updates from the server's events, and where focus goes after a change.
+// Loaded from this origin under script-src 'self'; it never reads item text as markup.
+"use strict";
+
+(() => {
+  const STORAGE_KEY = "mneia-inbox-shortcuts";
+  const typing = (element) =>
+    element instanceof HTMLElement &&
+    (element.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(element.tagName)) &&
+    !(element instanceof HTMLInputElement && /^(checkbox|radio)$/.test(element.type));
+
+  const entries = () => Array.from(document.querySelectorAll("#panel .entry[data-entry]"));
+  const current = () => document.activeElement && document.activeElement.closest(".entry[data-entry]");
+
+  function move(step) {
+    const all = entries();
+    if (all.length === 0) return;
+    const at = all.indexOf(current());
+    const next = at === -1 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, at + step));
+    all[next].focus();
+  }
+
+  function press(key) {
+    const entry = current();
+    if (!entry) return false;
+    const target = entry.querySelector(`[data-key="${key}"]`);
+    if (!target) return false;
+    if (target instanceof HTMLTextAreaElement) {
+      target.focus();
+    } else if (target instanceof HTMLInputElement && target.type === "radio") {
+      target.checked = true;
+      target.focus();
+    } else {
+      target.click();
+    }
+    return true;
+  }
+
+  function toggleKeys() {
+    const toggle = document.getElementById("keys-toggle");
+    const keys = document.getElementById("keys");
+    if (!toggle || !keys) return;
+    keys.hidden = !keys.hidden;
+    toggle.setAttribute("aria-expanded", String(!keys.hidden));
+    toggle.textContent = keys.hidden ? "Show the keys" : "Hide the keys";
+  }
+
+  function shortcutsOn() {
+    const box = document.getElementById("shortcuts");
+    return box instanceof HTMLInputElement && box.checked;
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!shortcutsOn() || event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    let handled = true;
+    if (event.key === "j") move(1);
+    else if (event.key === "k") move(-1);
+    else if (event.key === "?") toggleKeys();
+    else if (/^[a-z0-9]$/.test(event.key)) handled = press(event.key);
+    else handled = false;
+    if (handled) event.preventDefault();
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const box = document.getElementById("shortcuts");
+    if (box instanceof HTMLInputElement) {
+      box.checked = localStorage.getItem(STORAGE_KEY) !== "off";
+      box.addEventListener("change", () => localStorage.setItem(STORAGE_KEY, box.checked ? "on" : "off"));
+    }
+    const toggle = document.getElementById("keys-toggle");
+    if (toggle) toggle.addEventListener("click", toggleKeys);
+    listen();
+  });
+
+  // After an action, say what happened where a keyboard user is: on the message, or the entry
+  // that now stands where the acted-on one stood.
+  let lastIndex = -1;
+  document.addEventListener("htmx:beforeRequest", () => {
+    lastIndex = entries().indexOf(current());
+  });
+  document.addEventListener("htmx:afterSwap", (event) => {
+    if (!(event.target instanceof HTMLElement) || event.target.id !== "panel") return;
+    const said = document.getElementById("said");
+    const all = entries();
+    if (said && said.classList.contains("failed")) said.focus();
+    else if (lastIndex >= 0 && all.length > 0) all[Math.min(lastIndex, all.length - 1)].focus();
+    else if (said) said.focus();
+    lastIndex = -1;
+  });
+
+  // Live: the server sends "raised" when a dispute or proposal is raised that this person can
+  // see. The panel is read again, unless the person is writing in it; then they are told instead.
+  function listen() {
+    const url = document.body.dataset.events;
+    if (!url || typeof EventSource === "undefined") return;
+    const source = new EventSource(url);
+    source.addEventListener("raised", (event) => {
+      const live = document.getElementById("live");
+      if (live) live.textContent = `A ${event.data === "dispute" ? "dispute" : "proposal"} was just raised.`;
+      refresh();
+    });
+  }
+
+  function busy() {
+    const panel = document.getElementById("panel");
+    if (!panel) return false;
+    if (panel.contains(document.activeElement) && typing(document.activeElement)) return true;
+    return Array.from(panel.querySelectorAll("textarea, input[type=text]")).some((field) => field.value !== "");
+  }
+
+  let pending = false;
+  function refresh() {
+    const panel = document.getElementById("panel");
+    if (!panel || typeof htmx === "undefined") return;
+    if (busy()) {
+      pending = true;
+      return;
+    }
+    pending = false;
+    const at = entries().indexOf(current());
+    htmx.ajax("GET", panel.dataset.panel, { target: "#panel", swap: "outerHTML" }).then(() => {
+      const all = entries();
+      if (at >= 0 && all.length > 0) all[Math.min(at, all.length - 1)].focus();
+    });
+  }
+  document.addEventListener("focusout", () => {
+    if (pending) setTimeout(() => pending && !busy() && refresh(), 0);
+  });
+})();
