@@ -170,7 +170,10 @@ async def test_inbox_proposals_show_a_diff_and_a_token_cost(
     made = await review(api, admin_engine, world)
     await browser.sign_in(world.human.token)
     page = (await browser.client.get(f"/inbox?tab=proposals&project={world.project_id}")).text
-    assert "<ins>and Thursdays </ins>" in page or "<ins> and Thursdays</ins>" in page, page
+    diff = page.split('<dl class="diff">')[1].split("</dl>")[0]
+    now, proposed = re.findall(r"<dd>(.*?)</dd>", diff)
+    assert now == "Deploys happen on Tuesdays after the 10:00 stand-up"
+    assert proposed == "Deploys happen on Tuesdays <ins>and Thursdays </ins>after the 10:00 stand-up"
     assert "Reason: two deploy days halve the queue" in page
     rendered = (await api.run(world.human.token, RENDERED, i=made.suggested))["item"]["rendered"]
     assert f"Costs <strong>{entry.slice_cost(rendered)} tokens</strong> (cl100k_base) in every slice" in page

@@ -40,7 +40,9 @@ PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     # A page lists a person's work and carries their CSRF token: never kept by a cache.
     "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with the page's own forms, and the
+    # origin check (inbox.cookie) could not tell them from another site's.
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
 }
 

@@ -52,6 +52,12 @@
   }
 
   document.addEventListener("keydown", (event) => {
+    // Escape leaves a field for its entry, where the entry's keys work again.
+    if (event.key === "Escape" && typing(event.target) && current()) {
+      current().focus();
+      event.preventDefault();
+      return;
+    }
     if (!shortcutsOn() || event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     let handled = true;
     if (event.key === "j") move(1);
