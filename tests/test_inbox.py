@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from graphql import parse
 from mneia.app import create_app
 from mneia.inbox import entry
+from mneia.inbox import page as inbox_page
 from mneia.inbox.assets import CONTENT_SECURITY_POLICY
 from mneia.inbox.cookie import csrf_for
 from mneia.inbox.operation import DISPUTES as DISPUTES_READ
@@ -33,6 +34,7 @@ from mneia.resolvers.limit import LIMITS, refusals
 from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review
+from tests.live import uvicorn_serving
 from tests.support import changed_tables, database_state
 
 
@@ -91,7 +93,7 @@ async def test_r3_an_agent_token_cannot_sign_in(browser: Browser, world: World) 
 async def test_r3_an_agent_cookie_set_by_hand_is_refused_and_dropped(browser: Browser, world: World) -> None:
     browser.client.cookies.set("mneia_inbox", world.agent.token, domain="mneia.test", path="/inbox")
     page = await browser.client.get("/inbox")
-    assert page.status_code == 401 and "belongs to an agent" in page.text
+    assert page.status_code == 403 and "belongs to an agent" in page.text
     assert (
         'mneia_inbox=""' in set_cookie(page, "mneia_inbox")
         or "max-age=0" in set_cookie(page, "mneia_inbox").lower()
@@ -350,3 +352,36 @@ def test_inbox_diff_rebuilds_both_statements(old: str, new: str) -> None:
     pieces = entry.diff(old, new)
     assert "".join(p.text for p in pieces if p.op != "added") == old
     assert "".join(p.text for p in pieces if p.op != "removed") == new
+
+
+async def test_r15_the_event_stream_says_ready_then_raised_and_ends_on_its_own(
+    engine: AsyncEngine, api: Api, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Live updates: ``ready`` once both subscriptions listen, ``raised`` for a dispute raised then,
+    and the stream ends after STREAM_SECONDS (so a stopping server never waits on an open inbox)."""
+    monkeypatch.setattr(inbox_page, "STREAM_SECONDS", 3.0)
+    app = create_app(engine, dispose_engine=False)
+    async with uvicorn_serving(app) as port, httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        visitor = Browser(client)
+        assert (await client.get("/inbox/events")).status_code == 401
+        await visitor.sign_in(world.human.token)
+        lines: list[str] = []
+        async with client.stream("GET", f"/inbox/events?project={world.project_id}") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            async for line in stream.aiter_lines():
+                lines.append(line)
+                if line == "event: ready":
+                    fact = await api.assert_item(world.human.token, projectId=world.project_id, statement="A")
+                    await api.run(
+                        world.agent.token,
+                        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }",
+                        i={
+                            "projectId": world.project_id,
+                            "kind": "FACT",
+                            "statement": "B",
+                            "contradicts": [fact["id"]],
+                        },
+                    )
+    assert lines[0] == "retry: 1000"
+    assert lines.index("event: ready") < lines.index("event: raised")
+    assert lines[lines.index("event: raised") + 1] == "data: dispute"

@@ -93,9 +93,13 @@ class Person:
         await self.page.get_by_label("Your bearer token").fill(token)
         await self.page.get_by_role("button", name="Sign in").click()
 
+    async def live(self) -> None:
+        """Wait until the page listens for what is raised, and has read its panel again since."""
+        await self.page.locator("body[data-live=ready]").wait_for(state="attached")
+
     async def tab(self, name: str, project: str) -> None:
         await self.page.goto(f"{self.base}/inbox?tab={name}&project={project}")
-        await self.page.locator("#panel").wait_for()
+        await self.live()
 
     async def refused(self) -> list[str]:
         return list(await self.page.evaluate("window.__refused"))
@@ -136,13 +140,14 @@ async def test_inbox_a_human_accepts_and_resolves_by_mouse(person: Person, made:
     """R7, R8 in a browser: a note, Accept; a side, Resolve; each answered in place."""
     page, project = person.page, made.world.project_id
     await person.sign_in(made.world.human.token)
-    await page.get_by_text("Signed in as").wait_for()
+    await person.live()
     await person.tab("proposals", project)
     entry = page.locator(f'[data-entry="{made.supersession}"]')
     await entry.get_by_label("Note (optional)").fill("agreed at stand-up")
     await entry.get_by_role("button", name="Accept").click()
     await page.get_by_role("status").filter(has_text="Accepted.").wait_for()
     await page.get_by_role("link", name="Disputes").click()
+    await person.live()
     dispute = page.locator(f'[data-entry="{made.dispute}"]')
     await dispute.get_by_label("Keep 1: The item contested").check()
     await dispute.get_by_role("button", name="Resolve").click()
@@ -181,7 +186,7 @@ async def test_inbox_a_human_accepts_and_resolves_by_keyboard_alone(
     await tab_to(page, "")  # the token field is the first to take focus
     await page.keyboard.type(made.world.human.token)
     await page.keyboard.press("Enter")
-    await page.get_by_text("Signed in as").wait_for()
+    await person.live()
     await keyboard_to(page, made.supersession)
     await page.keyboard.press("n")
     await page.keyboard.type("two days are fine")
@@ -191,6 +196,7 @@ async def test_inbox_a_human_accepts_and_resolves_by_keyboard_alone(
     await tab_to(page, "Disputes")
     await page.keyboard.press("Enter")
     await page.locator("#panel[data-tab=disputes]").wait_for()
+    await person.live()
     await keyboard_to(page, made.dispute)
     await page.keyboard.press("2")
     await page.keyboard.press("e")
@@ -206,8 +212,10 @@ async def test_inbox_shortcuts_can_be_switched_off(person: Person, made: Review,
     """WCAG 2.1.4: with single-key shortcuts off, a key typed by mistake does nothing; the choice is kept."""
     page = person.page
     await person.sign_in(made.world.human.token)
+    await person.live()
     await page.get_by_label("Single-key shortcuts").uncheck()
     await page.reload()
+    await person.live()
     assert not await page.get_by_label("Single-key shortcuts").is_checked()
     await page.locator(f'[data-entry="{made.supersession}"]').focus()
     await page.keyboard.press("a")
@@ -259,9 +267,6 @@ async def test_inbox_updates_live_when_a_dispute_is_raised(person: Person, made:
     await person.sign_in(world.human.token)
     await person.tab("disputes", world.project_id)
     await page.locator(f'[data-entry="{made.dispute}"]').wait_for()
-    await page.wait_for_function("document.body.dataset.events !== undefined")
-    # The page's event stream is open once the server has answered its first line.
-    await page.wait_for_timeout(500)
     raised = await api.run(
         world.agent.token,
         ASSERT,
@@ -324,7 +329,7 @@ async def test_inbox_every_tab_has_no_axe_violations_and_is_photographed(
     found = {"sign-in": await axe_violations(page, source)}
     await page.screenshot(path=ARTIFACTS / "sign-in.png", full_page=True)
     await person.sign_in(made.world.human.token)
-    await page.get_by_text("Signed in as").wait_for()
+    await person.live()
     for name in ("proposals", "disputes", "unconfirmed", "stale", "history"):
         if name == "history":  # decisions of each kind, so that the history lists them
             await decide_everything(person, made)

@@ -12,14 +12,16 @@ therefore what the API lets that token see and do, nothing more.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing, asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.schema.base import BaseSchema
 
 from mneia.resolvers.context import Context
+from mneia.storage.database import Tx
 from mneia.storage.notification import Hub
 
 # What every entry shows of an item: its rendered line (R4) and its provenance (R13).
@@ -158,12 +160,12 @@ def action_document(action: str, targets: Sequence[Target]) -> tuple[str, dict[s
     The document is built from the fixed fields above; what the person typed
     travels only in variables.
     """
-    field, declared = ACTIONS[action]
+    selection, declared = ACTIONS[action]
     fields: list[str] = []
     declarations: list[str] = []
     variables: dict[str, str | None] = {}
     for n, target in enumerate(targets):
-        fields.append(f"a{n}: " + field.replace("{n}", str(n)))
+        fields.append(f"a{n}: " + selection.replace("{n}", str(n)))
         declarations.append(declared.replace("{n}", str(n)))
         variables[f"id{n}"] = target.id
         if "$note" in declared:
@@ -204,46 +206,57 @@ class Api:
         errors: list[dict[str, Any]] = [dict(error.formatted) for error in result.errors or []]
         return Outcome(result.data, errors)
 
-    async def pages(self, token: str, query: str, field: str, variables: dict[str, Any]) -> Outcome:
-        """Every node of a paged ``field``, page after page; the first page's other fields as they are."""
+    async def pages(self, token: str, query: str, paged: str, variables: dict[str, Any]) -> Outcome:
+        """Every node of the paged field ``paged``, page after page; the first page's other fields as
+        they are."""
         first = await self.run(token, query, {**variables, "after": None})
         if not first.ok or first.data is None:
             return first
         data = dict(first.data)
-        nodes = list(data[field]["nodes"])
-        info = data[field]["pageInfo"]
+        nodes = list(data[paged]["nodes"])
+        info = data[paged]["pageInfo"]
         while info["hasNextPage"]:
             more = await self.run(token, query, {**variables, "after": info["endCursor"]})
             if not more.ok or more.data is None:
                 return more
-            nodes += more.data[field]["nodes"]
-            info = more.data[field]["pageInfo"]
-        data[field] = {"nodes": nodes, "pageInfo": info}
+            nodes += more.data[paged]["nodes"]
+            info = more.data[paged]["pageInfo"]
+        data[paged] = {"nodes": nodes, "pageInfo": info}
         return Outcome(data, [])
 
     async def raised(self, token: str, project: str | None) -> AsyncGenerator[str, None]:
-        """ "dispute" or "proposal" each time one is raised that this token can see (R15), until the
-        subscription ends (the token revoked, the subscriber fallen behind)."""
+        """``ready`` once both subscriptions listen, then ``dispute`` or ``proposal`` each time one is
+        raised that this token can see (R15), until a subscription ends (the token revoked, the
+        subscriber fallen behind).
+
+        Whatever was raised before ``ready`` is not announced: a page reads its panel again then.
+        """
         queue: asyncio.Queue[str | None] = asyncio.Queue()
-        context = self.context(token)
+        context = _Listening(engine=self.engine, bearer=token, hub=self.hub)
 
         async def follow(document: str, kind: str) -> None:
             try:
                 stream = await self.schema.subscribe(
                     document, variable_values={"project": project}, context_value=context
                 )
-                if not hasattr(stream, "__aiter__"):
-                    return  # refused before it started (unauthenticated)
-                async for result in stream:
-                    if result.errors:
-                        return
-                    await queue.put(kind)
+                if not isinstance(stream, AsyncGenerator):
+                    return  # refused before it started
+                async with aclosing(stream):
+                    async for result in stream:
+                        if result.errors:
+                            return
+                        await queue.put(kind)
             finally:
                 await queue.put(None)
+
+        async def ready() -> None:
+            await context.listening.wait()
+            await queue.put("ready")
 
         tasks = [
             asyncio.create_task(follow(CHANGES, "dispute")),
             asyncio.create_task(follow(PROPOSED, "proposal")),
+            asyncio.create_task(ready()),
         ]
         try:
             while (kind := await queue.get()) is not None:
@@ -252,3 +265,25 @@ class Api:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@dataclass
+class _Listening(Context):
+    """A context that tells when both of its subscriptions listen.
+
+    A subscription joins the notification hub inside its first authenticated
+    transaction and waits for announcements as soon as that transaction ends
+    (resolvers/subscription.py), so once two transactions have ended, both
+    listen. Later transactions (each event's reading) change nothing.
+    """
+
+    listening: asyncio.Event = field(default_factory=asyncio.Event)
+    _ended: int = 0
+
+    @asynccontextmanager
+    async def authenticated(self) -> AsyncIterator[Tx]:
+        async with super().authenticated() as tx:
+            yield tx
+        self._ended += 1
+        if self._ended >= 2:
+            self.listening.set()

@@ -37,7 +37,9 @@ from mneia.inbox.operation import (
 )
 
 MAX_FORM_BYTES = 256 * 1024
-KEEPALIVE_SECONDS = 15.0
+KEEPALIVE_SECONDS = 10.0
+STREAM_SECONDS = 20.0
+RECONNECT_MILLISECONDS = 1000
 
 templates = Environment(
     loader=PackageLoader("mneia.inbox", "templates"),
@@ -118,23 +120,24 @@ class Inbox:
         if token is None:
             raise Refused(sign_in_page(request))
         answer = await self.api.run(token, ME)
-        problem = self._refusal(answer)
-        if problem is not None:
-            response = sign_in_page(request, 401, problem)
+        refusal = self._refusal(answer)
+        if refusal is not None:
+            response = sign_in_page(request, *refusal)
             cookie.forget(response, request, cookie.SESSION)
             raise Refused(response)
         assert answer.data is not None
         return Person(token, answer.data["me"], answer.data["projects"])
 
     @staticmethod
-    def _refusal(answer: Outcome) -> str | None:
+    def _refusal(answer: Outcome) -> tuple[int, str] | None:
+        """Why this answer to ``me`` lets nobody in (the status to answer, what to say), or None."""
         if "UNAUTHENTICATED" in answer.codes():
-            return "That token is unknown, revoked or expired."
+            return 401, "That token is unknown, revoked or expired."
         if not answer.ok or answer.data is None:
-            return "The token could not be checked; try again."
+            return 503, "The token could not be checked; try again."
         if answer.data["me"]["kind"] != "HUMAN":
             name = answer.data["me"]["name"]
-            return (
+            return 403, (
                 f"That token belongs to an agent ({name}). The inbox is for people: only a human"
                 " confirms, settles and decides."
             )
@@ -154,9 +157,9 @@ class Inbox:
             token = token[7:].strip()
         if not token:
             return sign_in_page(request, 400, "token: paste your bearer token.")
-        problem = self._refusal(await self.api.run(token, ME))
-        if problem is not None:
-            return sign_in_page(request, 403 if "agent" in problem else 401, problem)
+        refusal = self._refusal(await self.api.run(token, ME))
+        if refusal is not None:
+            return sign_in_page(request, *refusal)
         response = see_other(cookie.PATH)
         cookie.keep(response, request, cookie.SESSION, token)
         cookie.forget(response, request, cookie.PRESESSION)
@@ -318,7 +321,14 @@ class Inbox:
     # --- live -------------------------------------------------------------------------------------
 
     async def events(self, request: Request) -> Response:
-        """Server-sent events: ``raised`` each time a dispute or proposal this person can see is raised."""
+        """Server-sent events: ``ready`` once listening, then ``raised`` each time a dispute or proposal
+        this person can see is raised.
+
+        A stream ends after ``STREAM_SECONDS`` and the browser opens another (``retry``): a server
+        that stops waits for open responses to finish, and would otherwise wait for every open
+        inbox. The page reads its panel again at each ``ready``, so what was raised between two
+        streams is not missed.
+        """
         try:
             person = await self.person(request)
         except Refused:
@@ -326,13 +336,15 @@ class Inbox:
         project = person.project(request.query_params.get("project"))
 
         async def stream() -> AsyncIterator[str]:
-            yield "retry: 2000\n\n"
+            yield f"retry: {RECONNECT_MILLISECONDS}\n\n"
             raised = self.api.raised(person.token, project["id"] if project else None)
-            waiting: asyncio.Task[str] | None = None
+            clock = asyncio.get_running_loop()
+            deadline = clock.time() + STREAM_SECONDS
+            waiting: asyncio.Future[str] | None = None
             try:
-                while True:
-                    waiting = waiting or asyncio.ensure_future(raised.__anext__())
-                    done, _ = await asyncio.wait({waiting}, timeout=KEEPALIVE_SECONDS)
+                while (left := deadline - clock.time()) > 0:
+                    waiting = waiting or asyncio.ensure_future(anext(raised))
+                    done, _ = await asyncio.wait({waiting}, timeout=min(KEEPALIVE_SECONDS, left))
                     if not done:
                         yield ": still here\n\n"
                         continue
@@ -341,7 +353,9 @@ class Inbox:
                     except StopAsyncIteration:
                         return
                     waiting = None
-                    yield f"event: raised\ndata: {kind}\n\n"
+                    yield (
+                        "event: ready\ndata: \n\n" if kind == "ready" else f"event: raised\ndata: {kind}\n\n"
+                    )
             finally:
                 if waiting is not None:
                     waiting.cancel()

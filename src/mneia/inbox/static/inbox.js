@@ -95,39 +95,52 @@
     lastIndex = -1;
   });
 
-  // Live: the server sends "raised" when a dispute or proposal is raised that this person can
-  // see. The panel is read again, unless the person is writing in it; then they are told instead.
+  // Live: the server sends "ready" once it listens (and again each time the browser opens a new
+  // stream), then "raised" when a dispute or proposal is raised that this person can see. The
+  // panel is read again at each, so nothing raised meanwhile is missed, unless the person is
+  // working in it (a note written, a side chosen): then they are told, and it is read again later.
   function listen() {
     const url = document.body.dataset.events;
     if (!url || typeof EventSource === "undefined") return;
     const source = new EventSource(url);
+    source.addEventListener("ready", () => refresh(() => (document.body.dataset.live = "ready")));
     source.addEventListener("raised", (event) => {
       const live = document.getElementById("live");
       if (live) live.textContent = `A ${event.data === "dispute" ? "dispute" : "proposal"} was just raised.`;
       refresh();
     });
+    source.addEventListener("error", () => (document.body.dataset.live = "reconnecting"));
   }
 
   function busy() {
     const panel = document.getElementById("panel");
     if (!panel) return false;
     if (panel.contains(document.activeElement) && typing(document.activeElement)) return true;
-    return Array.from(panel.querySelectorAll("textarea, input[type=text]")).some((field) => field.value !== "");
+    const fields = Array.from(panel.querySelectorAll("textarea, input"));
+    return fields.some((field) =>
+      /^(checkbox|radio)$/.test(field.type) ? field.checked : field.type !== "hidden" && field.value !== "",
+    );
   }
 
   let pending = false;
-  function refresh() {
+  function refresh(then) {
     const panel = document.getElementById("panel");
     if (!panel || typeof htmx === "undefined") return;
     if (busy()) {
       pending = true;
+      if (then) then();
       return;
     }
     pending = false;
-    const at = entries().indexOf(current());
+    const focused = current();
+    const id = focused ? focused.dataset.entry : null;
+    const at = entries().indexOf(focused);
     htmx.ajax("GET", panel.dataset.panel, { target: "#panel", swap: "outerHTML" }).then(() => {
       const all = entries();
-      if (at >= 0 && all.length > 0) all[Math.min(at, all.length - 1)].focus();
+      const same = all.find((entry) => entry.dataset.entry === id);
+      if (same) same.focus();
+      else if (at >= 0 && all.length > 0) all[Math.min(at, all.length - 1)].focus();
+      if (then) then();
     });
   }
   document.addEventListener("focusout", () => {
