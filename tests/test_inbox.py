@@ -385,3 +385,30 @@ async def test_r15_the_event_stream_says_ready_then_raised_and_ends_on_its_own(
     assert lines[0] == "retry: 1000"
     assert lines.index("event: ready") < lines.index("event: raised")
     assert lines[lines.index("event: raised") + 1] == "data: dispute"
+
+
+SLICE = """query($p: ID!) { rehydrate(input: {projectId: $p, task: "x", tokenBudget: 1}) {
+  entries { item { id } reason tokens } } }"""
+
+
+async def test_r11_a_load_bearing_suggestion_costs_what_its_settled_line_costs_in_a_slice(
+    api: Api, world: World
+) -> None:
+    """The cost the proposal shows is what the rehydration counts for the item once settled (R11.1, R11.7)."""
+    made = await api.assert_item(
+        world.agent.token,
+        projectId=world.project_id,
+        kind="CONSTRAINT",
+        statement="Card numbers never reach the logs",
+        suggestLoadBearing=True,
+    )
+    rendered = (await api.run(world.human.token, RENDERED, i=made["id"]))["item"]["rendered"]
+    shown = entry.slice_cost(rendered)
+    await api.run(
+        world.human.token,
+        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }",
+        i=made["id"],
+    )
+    sliced = await api.run(world.human.token, SLICE, p=world.project_id)
+    (guaranteed,) = [e for e in sliced["rehydrate"]["entries"] if e["item"]["id"] == made["id"]]
+    assert guaranteed["reason"] == "GUARANTEED" and guaranteed["tokens"] == shown

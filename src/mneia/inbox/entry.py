@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mneia.rehydration.render import piece
+from mneia.rehydration.render import SEPARATOR, piece
 from mneia.rehydration.tokens import ENCODING, count
 
 TABS = ("proposals", "disputes", "unconfirmed", "stale", "history")
@@ -58,9 +58,15 @@ def diff(old: str, new: str) -> list[Piece]:
     return pieces
 
 
+SUGGESTED_TAG = f"{SEPARATOR}load-bearing suggested]"
+SETTLED_TAG = f"{SEPARATOR}load-bearing]"
+
+
 def slice_cost(rendered: str) -> int:
-    """The tokens an item costs in a slice: its rendered line as rehydration counts it (R11.7)."""
-    return count(piece(rendered))
+    """The tokens an item would cost in a slice once made load-bearing: its rendered line as
+    rehydration counts it (R11.7), its tag saying ``load-bearing`` instead of ``load-bearing
+    suggested`` (the tag opens the line, so the first occurrence is the tag's)."""
+    return count(piece(rendered.replace(SUGGESTED_TAG, SETTLED_TAG, 1)))
 
 
 def proposals(data: dict[str, Any]) -> list[dict[str, Any]]:
