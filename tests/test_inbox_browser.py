@@ -258,6 +258,8 @@ async def test_inbox_a_script_injected_in_a_statement_stays_text(
     assert await person.page.evaluate("window.__pwned") is None
     assert await entry.locator("script, img, [hx-get]").count() == 0
     assert await entry.locator("[hx-disable]").count() >= 1
+    config = "[htmx.config.allowEval, htmx.config.allowScriptTags, htmx.config.selfRequestsOnly]"
+    assert await person.page.evaluate(config) == [False, False, True]
     await person.clean()
 
 
