@@ -208,9 +208,7 @@ class Inbox:
         counts = {name: len(found) for name, found in lists.items() if name != "history"}
         return {"counts": counts, "entries": lists.get(tab, []), "problems": []}
 
-    def _values(
-        self, request: Request, person: Person, tab: str | None, project_id: str | None
-    ) -> dict[str, Any]:
+    def _values(self, person: Person, tab: str | None, project_id: str | None) -> dict[str, Any]:
         chosen = tab if tab in entry.TABS else entry.TABS[0]
         project = person.project(project_id)
         here = {"tab": chosen, "project": project["id"]} if project else {"tab": chosen}
@@ -228,9 +226,7 @@ class Inbox:
             person = await self.person(request)
         except Refused as refused:
             return refused.response
-        values = self._values(
-            request, person, request.query_params.get("tab"), request.query_params.get("project")
-        )
+        values = self._values(person, request.query_params.get("tab"), request.query_params.get("project"))
         shown = await self.tabs(person, values["project"], values["tab"])
         return html("inbox.html", **values, **shown, said=None, failed=False, oob=False)
 
@@ -240,9 +236,7 @@ class Inbox:
             person = await self.person(request)
         except Refused:
             return Response(status_code=401, headers={"HX-Redirect": cookie.PATH})
-        values = self._values(
-            request, person, request.query_params.get("tab"), request.query_params.get("project")
-        )
+        values = self._values(person, request.query_params.get("tab"), request.query_params.get("project"))
         shown = await self.tabs(person, values["project"], values["tab"])
         return html("panel.html", **values, **shown, said=None, failed=False, oob=True)
 
@@ -257,7 +251,7 @@ class Inbox:
                 return Response(status_code=401, headers={"HX-Redirect": cookie.PATH})
             return refused.response
         fields = dict(form)
-        values = self._values(request, person, fields.get("tab"), fields.get("project"))
+        values = self._values(person, fields.get("tab"), fields.get("project"))
         if not cookie.sent_with(request, fields, person.csrf):
             return Response("the form expired or came from another site; reload the page", status_code=403)
         said, failed = await self._perform(person, form, fields)

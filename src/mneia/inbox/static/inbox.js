@@ -95,6 +95,13 @@
     lastIndex = -1;
   });
 
+  // A refusal (a form that expired, a session that ended) is not swapped in: say it instead.
+  document.addEventListener("htmx:responseError", (event) => {
+    const live = document.getElementById("live");
+    const xhr = event.detail && event.detail.xhr;
+    if (live && xhr) live.textContent = `Not done (${xhr.status}): ${xhr.responseText || "refused"}`;
+  });
+
   // Live: the server sends "ready" once it listens (and again each time the browser opens a new
   // stream), then "raised" when a dispute or proposal is raised that this person can see. The
   // panel is read again at each, so nothing raised meanwhile is missed, unless the person is
