@@ -27,7 +27,7 @@ from mneia.inbox import page as inbox_page
 from mneia.inbox.assets import CONTENT_SECURITY_POLICY
 from mneia.inbox.cookie import csrf_for
 from mneia.inbox.operation import DISPUTES as DISPUTES_READ
-from mneia.inbox.operation import HISTORY, ITEMS, Target, action_document
+from mneia.inbox.operation import HISTORY, ITEMS, SHOWN, Target, action_document, entries_document
 from mneia.inbox.operation import PROPOSALS as PROPOSALS_READ
 from mneia.resolvers.cost import measure
 from mneia.resolvers.limit import LIMITS, refusals
@@ -328,7 +328,8 @@ async def test_inbox_history_lists_decisions_newest_first(
 def test_inbox_operations_stay_within_the_api_limits() -> None:
     """The inbox's largest reads are documents any client could send: within every limit."""
     schema = build_schema()._schema
-    for document in (ITEMS, HISTORY, PROPOSALS_READ, DISPUTES_READ):
+    shown, _ = entries_document(["x"] * SHOWN)
+    for document in (ITEMS, HISTORY, PROPOSALS_READ, DISPUTES_READ, shown):
         found = measure(schema, parse(document), None, {"project": "x"}, LIMITS.list_size)
         assert refusals(found) == [], (document, found)
 
@@ -412,3 +413,15 @@ async def test_r11_a_load_bearing_suggestion_costs_what_its_settled_line_costs_i
     sliced = await api.run(world.human.token, SLICE, p=world.project_id)
     (guaranteed,) = [e for e in sliced["rehydrate"]["entries"] if e["item"]["id"] == made["id"]]
     assert guaranteed["reason"] == "GUARANTEED" and guaranteed["tokens"] == shown
+
+
+async def test_inbox_a_long_tab_shows_its_first_entries_and_counts_them_all(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = await review(api, admin_engine, world)
+    monkeypatch.setattr(inbox_page, "SHOWN", 2)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    assert re.findall(r'data-entry="([^"]+)"', page) == [made.suggested, made.sure]
+    assert "Showing the first 2; 1 more follow once these are done." in page
+    assert re.search(r'Unconfirmed <span class="count">3</span>', page)

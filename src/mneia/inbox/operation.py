@@ -63,20 +63,26 @@ query InboxDisputes($project: ID!) {
     + ENTRY
 )
 
-ITEMS_PAGE = 500
-ITEMS = (
-    """
+# The project's active items, light: enough to count and order the Unconfirmed and Stale tabs.
+# Only the entries a tab shows are then read whole (``entries_document``).
+ITEMS = """
 query InboxItems($project: ID!, $after: String) {
   items(projectId: $project, filter: { statuses: [ACTIVE] }, first: 500, after: $after) {
-    nodes { ...Entry }
+    nodes { id authority stale loadBearingSuggested confidence assertedAt lastVerifiedAt }
     pageInfo { hasNextPage endCursor }
   }
 }
 """
-    + ENTRY
-)
+SHOWN = 100  # entries a tab shows at most; also the schema's alias limit
 
-HISTORY_PAGE = 200
+
+def entries_document(ids: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """One operation reading the items ``ids`` whole (aliases ``e0``, ``e1``…), and its variables."""
+    declared = ", ".join(f"$i{n}: ID!" for n in range(len(ids)))
+    fields = " ".join(f"e{n}: item(id: $i{n}) {{ ...Entry }}" for n in range(len(ids)))
+    return f"query InboxEntries({declared}) {{ {fields} }}" + ENTRY, {f"i{n}": i for n, i in enumerate(ids)}
+
+
 HISTORY = """
 query InboxHistory($project: ID!, $after: String) {
   proposals(projectId: $project) {

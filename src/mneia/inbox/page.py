@@ -30,10 +30,12 @@ from mneia.inbox.operation import (
     ME,
     ONE_AT_A_TIME,
     PROPOSALS,
+    SHOWN,
     Api,
     Outcome,
     Target,
     action_document,
+    entries_document,
 )
 
 MAX_FORM_BYTES = 256 * 1024
@@ -182,7 +184,7 @@ class Inbox:
     async def tabs(self, person: Person, project: dict[str, Any] | None, tab: str) -> dict[str, Any]:
         """What the page shows: every tab's count, the chosen tab's entries, and what failed."""
         if project is None:
-            return {"counts": {}, "entries": [], "problems": []}
+            return {"counts": {}, "entries": [], "problems": [], "more": 0}
         token, variables = person.token, {"project": project["id"]}
         reads = [
             self.api.run(token, PROPOSALS, variables),
@@ -194,7 +196,7 @@ class Inbox:
         outcomes = await asyncio.gather(*reads)
         problems = [error["message"] for outcome in outcomes for error in outcome.errors]
         if problems:
-            return {"counts": {}, "entries": [], "problems": problems}
+            return {"counts": {}, "entries": [], "problems": problems, "more": 0}
         proposals_of, disputes_of, items_of = (outcome.data or {} for outcome in outcomes[:3])
         items = items_of["items"]["nodes"]
         lists = {
@@ -203,10 +205,25 @@ class Inbox:
             "unconfirmed": entry.unconfirmed(items),
             "stale": entry.stale(items),
         }
+        counts = {name: len(found) for name, found in lists.items()}
         if tab == "history":
             lists["history"] = entry.history(outcomes[3].data or {})
-        counts = {name: len(found) for name, found in lists.items() if name != "history"}
-        return {"counts": counts, "entries": lists.get(tab, []), "problems": []}
+        chosen = lists.get(tab, [])
+        more = max(0, len(chosen) - SHOWN)
+        if tab in ("unconfirmed", "stale") and chosen:
+            whole, failed = await self._whole(token, [found["id"] for found in chosen[:SHOWN]])
+            problems += failed
+            # Ordered and chosen again: one may have been confirmed or verified in between.
+            chosen = entry.unconfirmed(whole) if tab == "unconfirmed" else entry.stale(whole)
+        return {"counts": counts, "entries": chosen, "problems": problems, "more": more}
+
+    async def _whole(self, token: str, ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+        """The items ``ids`` read whole, in that order (one gone out of sight meanwhile is left out)."""
+        document, variables = entries_document(ids)
+        outcome = await self.api.run(token, document, variables)
+        data = outcome.data or {}
+        found = [data[f"e{n}"] for n in range(len(ids)) if data.get(f"e{n}")]
+        return found, [error["message"] for error in outcome.errors]
 
     def _values(self, person: Person, tab: str | None, project_id: str | None) -> dict[str, Any]:
         chosen = tab if tab in entry.TABS else entry.TABS[0]
