@@ -26,8 +26,8 @@ from mneia.inbox import entry
 from mneia.inbox import page as inbox_page
 from mneia.inbox.assets import CONTENT_SECURITY_POLICY
 from mneia.inbox.cookie import csrf_for
+from mneia.inbox.operation import DECIDED, HISTORY, ITEMS, SHOWN, Target, action_document, entries_document
 from mneia.inbox.operation import DISPUTES as DISPUTES_READ
-from mneia.inbox.operation import HISTORY, ITEMS, SHOWN, Target, action_document, entries_document
 from mneia.inbox.operation import PROPOSALS as PROPOSALS_READ
 from mneia.resolvers.cost import measure
 from mneia.resolvers.limit import LIMITS, refusals
@@ -329,7 +329,7 @@ def test_inbox_operations_stay_within_the_api_limits() -> None:
     """The inbox's largest reads are documents any client could send: within every limit."""
     schema = build_schema()._schema
     shown, _ = entries_document(["x"] * SHOWN)
-    for document in (ITEMS, HISTORY, PROPOSALS_READ, DISPUTES_READ, shown):
+    for document in (ITEMS, HISTORY, DECIDED, PROPOSALS_READ, DISPUTES_READ, shown):
         found = measure(schema, parse(document), None, {"project": "x"}, LIMITS.list_size)
         assert refusals(found) == [], (document, found)
 

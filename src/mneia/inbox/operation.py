@@ -83,8 +83,8 @@ def entries_document(ids: Sequence[str]) -> tuple[str, dict[str, str]]:
     return f"query InboxEntries({declared}) {{ {fields} }}" + ENTRY, {f"i{n}": i for n, i in enumerate(ids)}
 
 
-HISTORY = """
-query InboxHistory($project: ID!, $after: String) {
+DECIDED = """
+query InboxDecided($project: ID!) {
   proposals(projectId: $project) {
     id kind status reason decisionNote decidedAt decidedBy { name kind } proposedBy { name kind }
     replacementStatement target { id statement rendered }
@@ -95,18 +95,11 @@ query InboxHistory($project: ID!, $after: String) {
     item { id statement rendered }
     contested { id statement rendered }
   }
-  items(projectId: $project, first: 200, after: $after) {
-    nodes {
-      id statement rendered
-      events { kind at reason toStatus fromStatus loadBearing actor { name kind } }
-    }
-    pageInfo { hasNextPage endCursor }
-  }
 }
 """
 
-HISTORY_MORE = """
-query InboxHistoryMore($project: ID!, $after: String) {
+HISTORY = """
+query InboxHistory($project: ID!, $after: String) {
   items(projectId: $project, first: 200, after: $after) {
     nodes {
       id statement rendered

@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from mneia.inbox import cookie, entry
 from mneia.inbox.assets import PAGE_HEADERS, urls
 from mneia.inbox.operation import (
+    DECIDED,
     DISPUTES,
     HISTORY,
     ITEMS,
@@ -192,7 +193,10 @@ class Inbox:
             self.api.pages(token, ITEMS, "items", variables),
         ]
         if tab == "history":
-            reads.append(self.api.pages(token, HISTORY, "items", variables))
+            reads += [
+                self.api.run(token, DECIDED, variables),
+                self.api.pages(token, HISTORY, "items", variables),
+            ]
         outcomes = await asyncio.gather(*reads)
         problems = [error["message"] for outcome in outcomes for error in outcome.errors]
         if problems:
@@ -207,7 +211,7 @@ class Inbox:
         }
         counts = {name: len(found) for name, found in lists.items()}
         if tab == "history":
-            lists["history"] = entry.history(outcomes[3].data or {})
+            lists["history"] = entry.history({**(outcomes[3].data or {}), **(outcomes[4].data or {})})
         chosen = lists.get(tab, [])
         more = max(0, len(chosen) - SHOWN)
         if tab in ("unconfirmed", "stale") and chosen:
