@@ -425,3 +425,46 @@ async def test_inbox_a_long_tab_shows_its_first_entries_and_counts_them_all(
     assert re.findall(r'data-entry="([^"]+)"', page) == [made.suggested, made.sure]
     assert "Showing the first 2; 1 more follow once these are done." in page
     assert re.search(r'Unconfirmed <span class="count">3</span>', page)
+
+
+async def test_inbox_signing_out_forgets_the_cookie_and_needs_the_form(
+    browser: Browser, world: World
+) -> None:
+    await browser.sign_in(world.human.token)
+    assert (await browser.post("/inbox/sign-out", {"csrf": "forged"})).status_code == 403
+    assert "Signed in as" in (await browser.client.get("/inbox")).text
+    out = await browser.post("/inbox/sign-out", {"csrf": await browser.csrf()})
+    assert out.status_code == 303
+    assert "Signed in as" not in (await browser.client.get("/inbox")).text
+
+
+async def test_r3_a_revoked_token_ends_the_session_at_once(browser: Browser, api: Api, world: World) -> None:
+    """The cookie holds the token, authenticated again by the database on every request."""
+    spare = await api.run(
+        world.human.token,
+        "mutation($a: ID!) { createToken(actorId: $a) { token issued { id } } }",
+        a=world.human.id,
+    )
+    await browser.sign_in(spare["createToken"]["token"])
+    assert "Signed in as" in (await browser.client.get("/inbox")).text
+    await api.run(
+        world.human.token,
+        "mutation($i: ID!) { revokeToken(id: $i) { id } }",
+        i=spare["createToken"]["issued"]["id"],
+    )
+    ended = await browser.client.get("/inbox")
+    assert ended.status_code == 401 and "unknown, revoked or expired" in ended.text
+    assert "Signed in as" not in ended.text
+
+
+async def test_inbox_a_person_in_two_projects_moves_between_them(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    other = await api.project(world.human.token, name="search")
+    await browser.sign_in(world.human.token)
+    first = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    assert 'aria-label="Projects"' in first and ">search</a>" in first and made.sure in first
+    second = (await browser.client.get(f"/inbox?tab=unconfirmed&project={other}")).text
+    assert "Project <strong>search</strong>" in second and made.sure not in second
+    assert "No agent's assertion waits for confirmation." in second
