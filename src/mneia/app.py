@@ -1,4 +1,5 @@
-"""The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, /healthz and /readyz.
+"""The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, the review inbox at /inbox,
+/healthz and /readyz.
 
 How /graphql speaks HTTP (bodies, media types, status codes, persisted
 queries) is ``mneia.http``'s; CORS, off unless origins are configured, wraps
@@ -23,7 +24,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
-from mneia import graphiql
+from mneia import graphiql, inbox
 from mneia.config import Settings
 from mneia.errors import Unauthenticated
 from mneia.http.body import decoded
@@ -133,6 +134,7 @@ def create_app(
             Route("/healthz", probes.healthz),
             Route("/readyz", probes.readyz),
             graphiql.assets,
+            *inbox.routes(graphql.schema, engine, hub),
         ],
         middleware=_cors(settings.cors_origins),
         lifespan=lifespan,

@@ -85,7 +85,7 @@ def page(_: Request) -> Response:
     )
 
 
-class _Assets(StaticFiles):
+class ImmutableFiles(StaticFiles):
     """The vendored and own files, each cached for a year: its URL changes with its content."""
 
     def file_response(
@@ -97,4 +97,4 @@ class _Assets(StaticFiles):
         return response
 
 
-assets = Mount(PREFIX, app=_Assets(directory=STATIC), name="graphiql-static")
+assets = Mount(PREFIX, app=ImmutableFiles(directory=STATIC), name="graphiql-static")

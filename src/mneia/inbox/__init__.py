@@ -1,0 +1,34 @@
+"""The review inbox at /inbox: where people confirm, settle, decide and resolve, in a browser.
+
+Server-rendered (Jinja2) with htmx, both shipped in the wheel: nothing is
+loaded from another origin and nothing is built. A person signs in with a
+human's bearer token, which becomes an HttpOnly, SameSite=Strict cookie
+(inbox.cookie); agents' tokens are refused. Every read and every action is
+an operation of the API's own schema run in-process with that token
+(inbox.operation), so the inbox passes through exactly the API's
+authorisation and row-level security.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.routing import BaseRoute, Route
+from strawberry.schema.base import BaseSchema
+
+from mneia.inbox.assets import assets
+from mneia.inbox.operation import Api
+from mneia.inbox.page import Inbox
+from mneia.storage.notification import Hub
+
+
+def routes(schema: BaseSchema, engine: AsyncEngine, hub: Hub) -> list[BaseRoute]:
+    inbox = Inbox(Api(schema, engine, hub))
+    return [
+        Route("/inbox", inbox.page, methods=["GET"]),
+        Route("/inbox/panel", inbox.panel, methods=["GET"]),
+        Route("/inbox/events", inbox.events, methods=["GET"]),
+        Route("/inbox/sign-in", inbox.sign_in, methods=["POST"]),
+        Route("/inbox/sign-out", inbox.sign_out, methods=["POST"]),
+        Route("/inbox/act", inbox.act, methods=["POST"]),
+        assets,
+    ]

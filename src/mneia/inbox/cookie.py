@@ -1,0 +1,84 @@
+"""Who is signed in to the inbox, and the proof that a form was sent from its own page.
+
+What must stay true:
+
+- The session cookie holds the person's bearer token, ``HttpOnly`` (no
+  script reads it, so an injected one could not steal it),
+  ``SameSite=Strict`` (no other site's page or link sends it) and ``Path=/inbox``;
+  ``Secure`` when the page is served over https. Every request authenticates
+  the token again in the database, so a revoked or expired token ends the
+  session at once, and nothing about sessions is kept on the server. A
+  random session id would be as much a credential as the token, and would
+  need a table (and a migration) to outlive a process.
+- Every form carries a CSRF token: before sign-in, a random value that must
+  equal the one in a ``SameSite=Strict`` cookie (double submit); once signed
+  in, an HMAC of a fixed label keyed by the session's token, which only a
+  page that knows the token could compute, and which reveals nothing of it.
+  A state-changing request must also come from this origin when the browser
+  says where it comes from (``Sec-Fetch-Site``, ``Origin``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+SESSION = "mneia_inbox"
+PRESESSION = "mneia_inbox_csrf"
+PATH = "/inbox"
+_LABEL = b"mneia inbox csrf v1"
+
+
+def signed_in_token(request: Request) -> str | None:
+    return request.cookies.get(SESSION) or None
+
+
+def csrf_for(token: str) -> str:
+    """The CSRF token of a session: an HMAC keyed by its bearer token, so it cannot be forged without it."""
+    return hmac.new(token.encode(), _LABEL, hashlib.sha256).hexdigest()
+
+
+def presession(request: Request) -> str:
+    """The sign-in form's CSRF value: the one already in the browser's cookie, else a new one."""
+    return request.cookies.get(PRESESSION) or secrets.token_urlsafe(24)
+
+
+def same_origin(request: Request) -> bool:
+    """False when the browser says the request came from another site or origin.
+
+    ``Origin``'s host is compared with ``Host`` (not the scheme, which a proxy
+    that ends TLS changes); a browser that sends neither header is left to
+    the CSRF token and ``SameSite``.
+    """
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
+def sent_with(request: Request, form: dict[str, str], expected: str | None) -> bool:
+    """Whether a form's ``csrf`` field is the expected value, sent from this origin."""
+    given = form.get("csrf", "")
+    return bool(expected) and same_origin(request) and hmac.compare_digest(given, expected or "")
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def keep(response: Response, request: Request, name: str, value: str) -> None:
+    response.set_cookie(
+        name, value, path=PATH, httponly=True, samesite="strict", secure=_secure(request), max_age=None
+    )
+
+
+def forget(response: Response, request: Request, name: str) -> None:
+    response.delete_cookie(name, path=PATH, httponly=True, samesite="strict", secure=_secure(request))

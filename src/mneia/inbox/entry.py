@@ -1,0 +1,164 @@
+"""What each tab lists, in which order, from the data its GraphQL operation returned. Pure.
+
+Nothing here decides who may see or do anything (the schema did); it orders,
+compares and counts. Every entry keeps the item's ``rendered`` line, which
+the page shows as it is: the authority, who and when, exactly as a slice or
+a handoff shows it (R4).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mneia.rehydration.render import SEPARATOR, piece
+from mneia.rehydration.tokens import ENCODING, count
+
+TABS = ("proposals", "disputes", "unconfirmed", "stale", "history")
+TITLES = {
+    "proposals": "Proposals",
+    "disputes": "Disputes",
+    "unconfirmed": "Unconfirmed",
+    "stale": "Stale",
+    "history": "History",
+}
+# What a decision is, in an item's log: a person settling something (the rest is assertion).
+DECISION_EVENTS = {
+    "CONFIRMED": "confirmed",
+    "LOAD_BEARING_SET": "made load-bearing",
+    "LOAD_BEARING_CLEARED": "made not load-bearing",
+    "LOAD_BEARING_DECLINED": "declined load-bearing",
+    "VERIFIED": "verified",
+}
+HISTORY_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One run of a diff: ``same``, ``removed`` or ``added`` text."""
+
+    op: str
+    text: str
+
+
+def diff(old: str, new: str) -> list[Piece]:
+    """Word by word, what a replacement removes from the old statement and adds to it."""
+    before, after = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
+    pieces: list[Piece] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if op == "equal":
+            pieces.append(Piece("same", "".join(before[i1:i2])))
+            continue
+        if i2 > i1:
+            pieces.append(Piece("removed", "".join(before[i1:i2])))
+        if j2 > j1:
+            pieces.append(Piece("added", "".join(after[j1:j2])))
+    return pieces
+
+
+SUGGESTED_TAG = f"{SEPARATOR}load-bearing suggested]"
+SETTLED_TAG = f"{SEPARATOR}load-bearing]"
+
+
+def slice_cost(rendered: str) -> int:
+    """The tokens an item would cost in a slice once made load-bearing: its rendered line as
+    rehydration counts it (R11.7), its tag saying ``load-bearing`` instead of ``load-bearing
+    suggested`` (the tag opens the line, so the first occurrence is the tag's)."""
+    return count(piece(rendered.replace(SUGGESTED_TAG, SETTLED_TAG, 1)))
+
+
+def proposals(data: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = []
+    for proposal in data["proposals"]:
+        entry = dict(proposal)
+        target = proposal["target"]
+        if proposal["kind"] == "SUPERSESSION":
+            entry["diff"] = diff(target["statement"], proposal["replacementStatement"] or "")
+        else:
+            entry["tokens"] = slice_cost(target["rendered"])
+            entry["encoding"] = ENCODING
+            entry["guaranteed"] = target["kind"] == "CONSTRAINT"
+        entries.append(entry)
+    return entries
+
+
+def disputes(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(data["disputes"])
+
+
+def unconfirmed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agents' assertions nobody confirmed: load-bearing suggestions first, then by confidence
+    (highest first, none last), then oldest first."""
+    found = [item for item in items if item["authority"] == "AGENT_ASSERTED"]
+    return sorted(
+        found,
+        key=lambda item: (
+            not item["loadBearingSuggested"],
+            item["confidence"] is None,
+            -(item["confidence"] or 0.0),
+            item["assertedAt"],
+        ),
+    )
+
+
+def stale(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Active items past their decay, the longest unchecked first."""
+    found = [item for item in items if item["stale"]]
+    return sorted(found, key=lambda item: item["lastVerifiedAt"] or item["assertedAt"])
+
+
+def history(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Decisions people made, newest first: proposals decided, disputes resolved, and from the items'
+    logs confirmations, load-bearing settlements, verifications and retirements."""
+    entries: list[dict[str, Any]] = []
+    for proposal in data["proposals"]:
+        if proposal["status"] == "PENDING" or proposal["decidedAt"] is None:
+            continue
+        verb = "accepted" if proposal["status"] == "ACCEPTED" else "rejected"
+        noun = "replacement" if proposal["kind"] == "SUPERSESSION" else "load-bearing suggestion"
+        entries.append(
+            {
+                "at": proposal["decidedAt"],
+                "who": proposal["decidedBy"],
+                "what": f"{verb} {proposal['proposedBy']['name']}'s {noun}",
+                "note": proposal["decisionNote"],
+                "rendered": proposal["target"]["rendered"],
+                "detail": proposal["replacementStatement"],
+            }
+        )
+    for dispute in data["disputes"]:
+        kept = dispute["keptItem"]["id"] if dispute["keptItem"] else None
+        side = dispute["item"] if kept == dispute["item"]["id"] else dispute["contested"]
+        entries.append(
+            {
+                "at": dispute["resolvedAt"],
+                "who": dispute["resolvedBy"],
+                "what": "resolved a dispute, keeping",
+                "note": dispute["resolutionNote"],
+                "rendered": side["rendered"],
+                "detail": None,
+            }
+        )
+    for item in data["items"]["nodes"]:
+        for event in item["events"]:
+            if event["actor"]["kind"] != "HUMAN":
+                continue
+            what = DECISION_EVENTS.get(event["kind"])
+            if what is None and event["kind"] == "STATUS_CHANGED" and event["toStatus"] == "RETIRED":
+                what = "retired"
+            if what is None:
+                continue
+            entries.append(
+                {
+                    "at": event["at"],
+                    "who": event["actor"],
+                    "what": what,
+                    "note": event["reason"],
+                    "rendered": item["rendered"],
+                    "detail": None,
+                }
+            )
+    entries.sort(key=lambda entry: entry["at"], reverse=True)
+    return entries[:HISTORY_LIMIT]

@@ -1,0 +1,470 @@
+"""The review inbox over HTTP: sign-in, the cookie, CSRF, what each tab lists, and what each action writes.
+
+Every action goes through the API's schema with the person's token, so what
+it may do is what the API lets that token do: these tests check the answers
+through the API itself and, where a refusal must write nothing, the whole
+database. The browser tests (tests/test_inbox_browser.py) drive the same
+page in a real Chromium.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markupsafe import escape
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from graphql import parse
+from mneia.app import create_app
+from mneia.inbox import entry
+from mneia.inbox import page as inbox_page
+from mneia.inbox.assets import CONTENT_SECURITY_POLICY
+from mneia.inbox.cookie import csrf_for
+from mneia.inbox.operation import DECIDED, HISTORY, ITEMS, SHOWN, Target, action_document, entries_document
+from mneia.inbox.operation import DISPUTES as DISPUTES_READ
+from mneia.inbox.operation import PROPOSALS as PROPOSALS_READ
+from mneia.resolvers.cost import measure
+from mneia.resolvers.limit import LIMITS, refusals
+from mneia.resolvers.root import build_schema
+from tests.graphql import Api, World
+from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review
+from tests.live import uvicorn_serving
+from tests.support import changed_tables, database_state
+
+
+@pytest.fixture
+async def browser(engine: AsyncEngine) -> AsyncIterator[Browser]:
+    """A fresh cookie jar on the application, as one person's browser."""
+    app = create_app(engine, dispose_engine=False)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mneia.test") as client:
+        yield Browser(client)
+
+
+def set_cookie(response: httpx.Response, name: str) -> str:
+    (header,) = [h for h in response.headers.get_list("set-cookie") if h.startswith(f"{name}=")]
+    return header
+
+
+async def test_inbox_sign_in_page_is_strict(browser: Browser) -> None:
+    """The page names only this origin's files, under a policy without inline script, eval or framing."""
+    page = await browser.client.get("/inbox")
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY and "'unsafe-eval'" not in CONTENT_SECURITY_POLICY
+    assert page.headers["cache-control"] == "no-store"
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert sources and all(source.startswith("/inbox/static/") for source in sources), sources
+    assert "<script>" not in page.text and "<style" not in page.text and " style=" not in page.text
+    for source in sources:
+        served = await browser.client.get(source)
+        assert served.status_code == 200, source
+        assert served.headers["cache-control"] == "public, max-age=31536000, immutable"
+
+
+async def test_r3_a_human_token_becomes_an_httponly_strict_cookie(browser: Browser, world: World) -> None:
+    signed = await browser.sign_in(world.human.token)
+    assert signed.status_code == 303 and signed.headers["location"] == "/inbox"
+    session = set_cookie(signed, "mneia_inbox").lower()
+    for attribute in ("httponly", "samesite=strict", "path=/inbox"):
+        assert attribute in session, session
+    page = await browser.client.get("/inbox")
+    assert page.status_code == 200
+    assert "Signed in as <strong>alice</strong>" in page.text
+    assert world.human.token not in page.text, "the token never returns in a page"
+    assert csrf_for(world.human.token) in page.text
+
+
+async def test_r3_an_agent_token_cannot_sign_in(browser: Browser, world: World) -> None:
+    """Actor kind comes from the record (R3): an agent's valid token is refused at the door."""
+    refused = await browser.sign_in(world.agent.token)
+    assert refused.status_code == 403
+    assert "belongs to an agent (claude-code)" in refused.text
+    assert not [h for h in refused.headers.get_list("set-cookie") if h.startswith("mneia_inbox=")]
+    assert "Signed in as" not in (await browser.client.get("/inbox")).text
+
+
+async def test_r3_an_agent_cookie_set_by_hand_is_refused_and_dropped(browser: Browser, world: World) -> None:
+    browser.client.cookies.set("mneia_inbox", world.agent.token, domain="mneia.test", path="/inbox")
+    page = await browser.client.get("/inbox")
+    assert page.status_code == 403 and "belongs to an agent" in page.text
+    assert (
+        'mneia_inbox=""' in set_cookie(page, "mneia_inbox")
+        or "max-age=0" in set_cookie(page, "mneia_inbox").lower()
+    )
+
+
+async def test_inbox_unknown_token_and_missing_csrf_are_refused(browser: Browser, world: World) -> None:
+    assert (await browser.sign_in("mneia_not-a-token")).status_code == 401
+    csrf = await browser.csrf()
+    forged = await browser.post("/inbox/sign-in", {"csrf": "guess", "token": world.human.token})
+    assert forged.status_code == 403
+    elsewhere = await browser.post(
+        "/inbox/sign-in", {"csrf": csrf, "token": world.human.token}, Origin="https://evil.example"
+    )
+    assert elsewhere.status_code == 403
+    cross_site = await browser.post(
+        "/inbox/sign-in", {"csrf": csrf, "token": world.human.token}, **{"Sec-Fetch-Site": "cross-site"}
+    )
+    assert cross_site.status_code == 403
+    assert "Signed in as" not in (await browser.client.get("/inbox")).text
+
+
+async def test_r14_an_action_without_its_csrf_token_writes_nothing(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    before = await database_state(admin_engine)
+    form = {"tab": "unconfirmed", "project": world.project_id, "action": f"confirm:{made.sure}"}
+    assert (await browser.post("/inbox/act", {**form, "csrf": "0" * 64})).status_code == 403
+    assert (await browser.post("/inbox/act", form)).status_code == 403
+    other_site = await browser.post(
+        "/inbox/act", {**form, "csrf": await browser.csrf()}, Origin="https://evil.example"
+    )
+    assert other_site.status_code == 403
+    assert changed_tables(before, await database_state(admin_engine)) == set()
+
+
+async def test_r4_every_entry_shows_its_rendered_line(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """Each tab shows an item's authority exactly as the API's ``rendered`` does (R4)."""
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    expected = {
+        "proposals": [made.ruling, made.suggested],
+        "disputes": [made.contested, made.contradiction],
+        "unconfirmed": [made.suggested, made.sure, made.unsure],
+        "stale": [made.stale],
+    }
+    for tab, ids in expected.items():
+        page = await browser.client.get(f"/inbox?tab={tab}&project={world.project_id}")
+        assert page.status_code == 200, tab
+        for ident in ids:
+            rendered = (await api.run(world.human.token, RENDERED, i=ident))["item"]["rendered"]
+            assert f"<code>{escape(rendered)}</code>" in page.text, (tab, rendered)
+    unconfirmed = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    assert "[agent-asserted · claude-code 1.0.98 ·" in html.unescape(unconfirmed)
+    assert "[human-confirmed" not in html.unescape(unconfirmed), "an agent's guess never renders as a ruling"
+
+
+async def test_inbox_unconfirmed_lists_load_bearing_suggestions_first_then_by_confidence(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    order = re.findall(r'data-entry="([^"]+)"', page)
+    # The suggested constraint (0.5), then 0.9, 0.7 (the dispute's side is DISPUTED, not listed), 0.4.
+    assert order == [made.suggested, made.sure, made.unsure]
+
+
+async def test_inbox_proposals_show_a_diff_and_a_token_cost(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=proposals&project={world.project_id}")).text
+    diff = page.split('<dl class="diff">')[1].split("</dl>")[0]
+    now, proposed = re.findall(r"<dd>(.*?)</dd>", diff)
+    assert now == "Deploys happen on Tuesdays after the 10:00 stand-up"
+    assert proposed == "Deploys happen on Tuesdays <ins>and Thursdays </ins>after the 10:00 stand-up"
+    assert "Reason: two deploy days halve the queue" in page
+    rendered = (await api.run(world.human.token, RENDERED, i=made.suggested))["item"]["rendered"]
+    assert f"Costs <strong>{entry.slice_cost(rendered)} tokens</strong> (cl100k_base) in every slice" in page
+
+
+async def test_r5_r7_accepting_a_proposal_with_a_note_goes_through_the_api(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    done = await browser.act(
+        "proposals",
+        world.project_id,
+        f"accept:{made.supersession}",
+        **{f"note:{made.supersession}": "agreed in standup"},
+    )
+    assert done.status_code == 200 and "Accepted." in done.text
+    assert 'id="tabs"' in done.text and 'hx-swap-oob="true"' in done.text, "the counts come along"
+    proposals = {
+        p["id"]: p for p in (await api.run(world.human.token, PROPOSALS, p=world.project_id))["proposals"]
+    }
+    assert proposals[made.supersession]["status"] == "ACCEPTED"
+    assert proposals[made.supersession]["decisionNote"] == "agreed in standup"
+    assert (await api.run(world.human.token, RENDERED, i=made.ruling))["item"]["status"] == "SUPERSEDED"
+
+
+async def test_inbox_confirmations_and_acceptances_are_one_at_a_time(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    before = await database_state(admin_engine)
+    csrf = await browser.csrf()
+    bulk = [
+        ("csrf", csrf),
+        ("tab", "unconfirmed"),
+        ("project", world.project_id),
+        ("action", "confirm-selected"),
+        ("selected", made.sure),
+        ("selected", made.unsure),
+    ]
+    refused = await browser.post("/inbox/act", bulk, **{"HX-Request": "true"})
+    assert "Nothing was done: confirm one at a time." in refused.text
+    accept = [(k, "accept-selected" if k == "action" else v) for k, v in bulk]
+    assert "one at a time" in (await browser.post("/inbox/act", accept, **{"HX-Request": "true"})).text
+    assert changed_tables(before, await database_state(admin_engine)) == set()
+
+
+async def test_r8_a_dispute_has_no_default_side_and_resolves_only_with_one_chosen(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=disputes&project={world.project_id}")).text
+    assert page.count('type="radio"') == 2 and "checked" not in re.sub(r'id="shortcuts" checked', "", page)
+    before = await database_state(admin_engine)
+    unchosen = await browser.act("disputes", world.project_id, f"resolve:{made.dispute}")
+    assert "choose which side to keep" in unchosen.text
+    assert changed_tables(before, await database_state(admin_engine)) == set()
+    done = await browser.act(
+        "disputes", world.project_id, f"resolve:{made.dispute}", **{f"keep:{made.dispute}": made.contested}
+    )
+    assert "Resolved." in done.text
+    (dispute,) = (await api.run(world.human.token, DISPUTES, p=world.project_id))["disputes"]
+    assert dispute["status"] == "RESOLVED" and dispute["keptItem"]["id"] == made.contested
+    assert (await api.run(world.human.token, RENDERED, i=made.contradiction))["item"]["status"] == "RETIRED"
+
+
+async def test_r14_a_bulk_action_is_one_transaction(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """Retiring three where one is another workspace's (NOT_FOUND to this person) retires none."""
+    made = await review(api, admin_engine, world)
+    stranger = await api.world()
+    elsewhere = await api.assert_item(stranger.human.token, projectId=stranger.project_id, statement="theirs")
+    await browser.sign_in(world.human.token)
+    before = await database_state(admin_engine)
+    csrf = await browser.csrf()
+    form = [
+        ("csrf", csrf),
+        ("tab", "stale"),
+        ("project", world.project_id),
+        ("action", "retire-selected"),
+        ("bulk-note", "out of date"),
+        ("selected", made.stale),
+        ("selected", made.sure),
+        ("selected", elsewhere["id"]),
+    ]
+    failed = await browser.post("/inbox/act", form, **{"HX-Request": "true"})
+    assert "Nothing was done:" in failed.text and f"item {elsewhere['id']} not found" in failed.text
+    assert changed_tables(before, await database_state(admin_engine)) == set()
+    done = await browser.post("/inbox/act", form[:-1], **{"HX-Request": "true"})
+    assert "Retired: 2 entries." in done.text
+    for ident in (made.stale, made.sure):
+        assert (await api.run(world.human.token, RENDERED, i=ident))["item"]["status"] == "RETIRED"
+
+
+async def test_inbox_verify_in_bulk_and_retire_needs_a_reason(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    before = await database_state(admin_engine)
+    csrf = await browser.csrf()
+    base = [("csrf", csrf), ("tab", "stale"), ("project", world.project_id), ("selected", made.stale)]
+    unreasoned = await browser.post(
+        "/inbox/act", [*base, ("action", "retire-selected")], **{"HX-Request": "true"}
+    )
+    assert "reason: say why" in unreasoned.text
+    assert changed_tables(before, await database_state(admin_engine)) == set()
+    verified = await browser.post(
+        "/inbox/act", [*base, ("action", "verify-selected")], **{"HX-Request": "true"}
+    )
+    assert "Verified." in verified.text and "Nothing has gone stale." in verified.text
+    assert (await api.run(world.human.token, RENDERED, i=made.stale))["item"]["lastVerifiedAt"] is not None
+
+
+async def test_r2_another_workspace_sees_none_of_it(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """Row-level security, through the inbox: a human of another workspace lists nothing of this one."""
+    made = await review(api, admin_engine, world)
+    stranger = await api.world()
+    await browser.sign_in(stranger.human.token)
+    for tab in entry.TABS:
+        page = (await browser.client.get(f"/inbox?tab={tab}&project={world.project_id}")).text
+        for ident in (made.ruling, made.suggested, made.contested, made.sure, made.stale):
+            assert ident not in page, tab
+    done = await browser.act("unconfirmed", stranger.project_id, f"confirm:{made.sure}")
+    assert f"item {made.sure} not found" in done.text
+
+
+async def test_inbox_history_lists_decisions_newest_first(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    await browser.act("unconfirmed", world.project_id, f"confirm:{made.sure}")
+    await browser.act(
+        "proposals", world.project_id, f"reject:{made.suggestion}", **{f"note:{made.suggestion}": "not ours"}
+    )
+    page = html.unescape((await browser.client.get(f"/inbox?tab=history&project={world.project_id}")).text)
+    assert "<form" not in page.split('id="panel"')[1].split("</section>")[0], "history is read-only"
+    rejected = page.index("rejected claude-code's load-bearing suggestion")
+    confirmed = page.index("alice</strong> confirmed")
+    assert rejected < confirmed, "newest first"
+    assert "Note: not ours" in page
+
+
+def test_inbox_operations_stay_within_the_api_limits() -> None:
+    """The inbox's largest reads are documents any client could send: within every limit."""
+    schema = build_schema()._schema
+    shown, _ = entries_document(["x"] * SHOWN)
+    for document in (ITEMS, HISTORY, DECIDED, PROPOSALS_READ, DISPUTES_READ, shown):
+        found = measure(schema, parse(document), None, {"project": "x"}, LIMITS.list_size)
+        assert refusals(found) == [], (document, found)
+
+
+def test_inbox_bulk_document_carries_text_only_in_variables() -> None:
+    note = '") { id } evil: retireItem(id: "x'
+    document, variables = action_document("retire", [Target("a", note=note), Target("b", note="ok")])
+    assert note not in document
+    assert document.startswith("mutation Inbox($id0: ID!, $note0: String!, $id1: ID!, $note1: String!)")
+    assert variables == {"id0": "a", "note0": note, "id1": "b", "note1": "ok"}
+
+
+words = st.lists(
+    st.sampled_from(["deploy", "on", "Tuesdays", "and", "Thursdays", " ", "\n", "é"]), max_size=12
+)
+
+
+@given(old=words.map("".join), new=words.map("".join))
+def test_inbox_diff_rebuilds_both_statements(old: str, new: str) -> None:
+    """A diff loses nothing: what it keeps and removes is the old text, what it keeps and adds the new."""
+    pieces = entry.diff(old, new)
+    assert "".join(p.text for p in pieces if p.op != "added") == old
+    assert "".join(p.text for p in pieces if p.op != "removed") == new
+
+
+async def test_r15_the_event_stream_says_ready_then_raised_and_ends_on_its_own(
+    engine: AsyncEngine, api: Api, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Live updates: ``ready`` once both subscriptions listen, ``raised`` for a dispute raised then,
+    and the stream ends after STREAM_SECONDS (so a stopping server never waits on an open inbox)."""
+    monkeypatch.setattr(inbox_page, "STREAM_SECONDS", 3.0)
+    app = create_app(engine, dispose_engine=False)
+    async with uvicorn_serving(app) as port, httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        visitor = Browser(client)
+        assert (await client.get("/inbox/events")).status_code == 401
+        await visitor.sign_in(world.human.token)
+        lines: list[str] = []
+        async with client.stream("GET", f"/inbox/events?project={world.project_id}") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            async for line in stream.aiter_lines():
+                lines.append(line)
+                if line == "event: ready":
+                    fact = await api.assert_item(world.human.token, projectId=world.project_id, statement="A")
+                    await api.run(
+                        world.agent.token,
+                        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }",
+                        i={
+                            "projectId": world.project_id,
+                            "kind": "FACT",
+                            "statement": "B",
+                            "contradicts": [fact["id"]],
+                        },
+                    )
+    assert lines[0] == "retry: 1000"
+    assert lines.index("event: ready") < lines.index("event: raised")
+    assert lines[lines.index("event: raised") + 1] == "data: dispute"
+
+
+SLICE = """query($p: ID!) { rehydrate(input: {projectId: $p, task: "x", tokenBudget: 1}) {
+  entries { item { id } reason tokens } } }"""
+
+
+async def test_r11_a_load_bearing_suggestion_costs_what_its_settled_line_costs_in_a_slice(
+    api: Api, world: World
+) -> None:
+    """The cost the proposal shows is what the rehydration counts for the item once settled (R11.1, R11.7)."""
+    made = await api.assert_item(
+        world.agent.token,
+        projectId=world.project_id,
+        kind="CONSTRAINT",
+        statement="Card numbers never reach the logs",
+        suggestLoadBearing=True,
+    )
+    rendered = (await api.run(world.human.token, RENDERED, i=made["id"]))["item"]["rendered"]
+    shown = entry.slice_cost(rendered)
+    await api.run(
+        world.human.token,
+        "mutation($i: ID!) { setLoadBearing(id: $i, loadBearing: true) { id } }",
+        i=made["id"],
+    )
+    sliced = await api.run(world.human.token, SLICE, p=world.project_id)
+    (guaranteed,) = [e for e in sliced["rehydrate"]["entries"] if e["item"]["id"] == made["id"]]
+    assert guaranteed["reason"] == "GUARANTEED" and guaranteed["tokens"] == shown
+
+
+async def test_inbox_a_long_tab_shows_its_first_entries_and_counts_them_all(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = await review(api, admin_engine, world)
+    monkeypatch.setattr(inbox_page, "SHOWN", 2)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    assert re.findall(r'data-entry="([^"]+)"', page) == [made.suggested, made.sure]
+    assert "Showing the first 2; 1 more follow once these are done." in page
+    assert re.search(r'Unconfirmed <span class="count">3</span>', page)
+
+
+async def test_inbox_signing_out_forgets_the_cookie_and_needs_the_form(
+    browser: Browser, world: World
+) -> None:
+    await browser.sign_in(world.human.token)
+    assert (await browser.post("/inbox/sign-out", {"csrf": "forged"})).status_code == 403
+    assert "Signed in as" in (await browser.client.get("/inbox")).text
+    out = await browser.post("/inbox/sign-out", {"csrf": await browser.csrf()})
+    assert out.status_code == 303
+    assert "Signed in as" not in (await browser.client.get("/inbox")).text
+
+
+async def test_r3_a_revoked_token_ends_the_session_at_once(browser: Browser, api: Api, world: World) -> None:
+    """The cookie holds the token, authenticated again by the database on every request."""
+    spare = await api.run(
+        world.human.token,
+        "mutation($a: ID!) { createToken(actorId: $a) { token issued { id } } }",
+        a=world.human.id,
+    )
+    await browser.sign_in(spare["createToken"]["token"])
+    assert "Signed in as" in (await browser.client.get("/inbox")).text
+    await api.run(
+        world.human.token,
+        "mutation($i: ID!) { revokeToken(id: $i) { id } }",
+        i=spare["createToken"]["issued"]["id"],
+    )
+    ended = await browser.client.get("/inbox")
+    assert ended.status_code == 401 and "unknown, revoked or expired" in ended.text
+    assert "Signed in as" not in ended.text
+
+
+async def test_inbox_a_person_in_two_projects_moves_between_them(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    made = await review(api, admin_engine, world)
+    other = await api.project(world.human.token, name="search")
+    await browser.sign_in(world.human.token)
+    first = (await browser.client.get(f"/inbox?tab=unconfirmed&project={world.project_id}")).text
+    assert 'aria-label="Projects"' in first and ">search</a>" in first and made.sure in first
+    second = (await browser.client.get(f"/inbox?tab=unconfirmed&project={other}")).text
+    assert "Project <strong>search</strong>" in second and made.sure not in second
+    assert "No agent's assertion waits for confirmation." in second
