@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Driven, Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
@@ -60,13 +60,15 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRec
 
 async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
     """The announced dispute with this number, if the caller can see it."""
-    row = (await tx.execute(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})).first()
-    return from_row(DisputeRecord, row) if row else None
+    rows = await tx.fetch(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})
+    return from_row(DisputeRecord, rows[0]) if rows else None
 
 
 # Built once: read for every subscriber class of every announcement.
-_BY_SEQ = select(*_COLUMNS).where(
-    disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
+_BY_SEQ = Driven(
+    select(*_COLUMNS).where(
+        disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
+    )
 )
 
 

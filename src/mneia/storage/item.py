@@ -271,7 +271,7 @@ async def page(
 
 _NOW_SOURCE, _NOW_COLUMNS = _source(items, None)
 _THEN_SOURCE, _THEN_COLUMNS = _source(items, _MOMENT)
-_BY_IDS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id))
+_BY_IDS = Driven(select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id)))  # every item loader's
 _BY_IDS_THEN = select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.id))
 
 
@@ -280,10 +280,11 @@ async def by_ids(
 ) -> dict[uuid.UUID, ItemRecord]:
     """The visible items among ``ids``; as of a moment, those recorded by then, as they stood then."""
     if as_of is None:
-        rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+        records = [_record(row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
     else:
         rows = await tx.execute(_BY_IDS_THEN, {"ids": list(ids), "moment": as_of})
-    return {row.id: _record(row) for row in rows}
+        records = [_record(row) for row in rows]
+    return {record.id: record for record in records}
 
 
 async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> ItemRecord | None:
