@@ -199,16 +199,27 @@ async def test_r12_an_agent_stops_then_a_human_and_another_agent_resume(api: Api
     proposal = pending[("SUPERSESSION", rule)]["id"]
     decide = "mutation($i: ID!) { decideProposal(id: $i, accept: true) { status } }"
     await api.run(world.human.token, decide, i=proposal)
+    capped = asserted["Refunds are capped per capture"]["id"]
+    await api.run(world.human.token, MAKE_LOAD_BEARING, i=capped)
     other = await api.actor(world.human.token, "AGENT", "codex")
     await api.add_member(world.human.token, p, other.id)
     later = await resume(api, other, p, "Ship partial refunds", 4000)
     assert later["handoff"]["id"] == left["id"]
-    decided = {c["id"]: c["status"] for c in later["handoff"]["pendingConfirmations"]}
-    assert decided[proposal] == "ACCEPTED"
+    decided = {(c["kind"], c["target"]["id"]): c["status"] for c in later["handoff"]["pendingConfirmations"]}
+    assert decided == {("SUPERSESSION", rule): "ACCEPTED", ("LOAD_BEARING", capped): "ACCEPTED"}
     assert "- ACCEPTED: supersession proposed by claude-code " in later["rendered"]
     entries = {e["item"]["statement"]: e["reason"] for e in later["slice"]["entries"]}
     assert entries["A refund never exceeds its capture"] == "GUARANTEED"  # the accepted rule, load-bearing
     assert "Refunds must never exceed the captured amount" not in entries
+    # What the handoff shows already is not spent twice: its items are no SCORED entries of the
+    # slice, its replacement no note; a guaranteed constraint stays in whatever the handoff shows.
+    assert entries["The PSP settles refunds in two days"] == "SCORED"
+    assert {i["id"] for i in later["handoff"]["itemsAsserted"]} & {
+        e["item"]["id"] for e in later["slice"]["entries"]
+    } == {capped}
+    assert entries["Refunds are capped per capture"] == "GUARANTEED"
+    noted = [n["replacement"]["id"] for n in later["slice"]["supersessions"]]
+    assert note["replacement"]["id"] not in noted
 
 
 async def test_r12_latest_is_the_newest_and_a_human_may_checkpoint_too(api: Api, world: World) -> None:

@@ -82,8 +82,8 @@ def proposal(
     reason: str | None,
 ) -> str:
     """A proposal as a piece: its status, who proposed what, when, and about which item."""
-    what = "supersession" if kind == "SUPERSESSION" else "load-bearing"
-    text = f"- {status}: {what} proposed by {clean(proposed_by)} {_day(proposed_at)} for {target_line}"
+    what = "supersession proposed" if kind == "SUPERSESSION" else "load-bearing suggested"
+    text = f"- {status}: {what} by {clean(proposed_by)} {_day(proposed_at)} for {target_line}"
     if replacement is not None:
         text += f' → replace with: "{clean(replacement)}"'
     if reason:

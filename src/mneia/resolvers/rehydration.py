@@ -74,9 +74,11 @@ async def slice_for(
     chosen: Mapping[ItemKind, float] | None = None,
     recent: timedelta = slice.RECENT,
     as_of: datetime | None = None,
+    shown: frozenset[uuid.UUID] = frozenset(),
 ) -> Slice:
     """The slice of a visible project for ``task`` under ``budget`` tokens (``rehydrate``, and the
-    slice of ``resume`` with what its handoff left of the budget, which may be 0)."""
+    slice of ``resume`` with what its handoff left of the budget, which may be 0, less the items
+    the handoff ``shown`` already: slice.Ask)."""
     context = info.context
     found = await visible_project(info, project_key, project_key)
     team = await context.loaders.team.load(found.team_id) if found.team_id is not None else None
@@ -91,6 +93,7 @@ async def slice_for(
         weights=fitting.weights,
         recent=recent,
         as_of=as_of,
+        shown=shown,
     )
     view = context.view(as_of)
     packed = await slice.assemble(context.tx, ask, view)

@@ -3,10 +3,12 @@
 The handoff comes first and whole: its tokens, and the heading that names
 the new task, count against the budget, and the slice is rehydrated with
 what is left (``resolvers.rehydration.slice_for``, the same code as
-``rehydrate``; 0 when the handoff took it all). The slice's guarantee holds
-whatever is left (R11.1): every active load-bearing constraint the caller
-can see is in it, and ``overBudget`` says when the handoff and those alone
-exceed the budget. Without a handoff, the answer is exactly ``rehydrate``'s
+``rehydrate``; 0 when the handoff took it all), less what the handoff
+shows already: the items asserted in its session are no SCORED entries and
+its replacements no notes of the slice, so no token is spent twice. The
+slice's guarantee holds whatever is left (R11.1): every active load-bearing
+constraint the caller can see is in it, and ``overBudget`` says when the
+handoff and those alone exceed the budget. Without a handoff, the answer is exactly ``rehydrate``'s
 slice for the task and budget.
 """
 
@@ -45,7 +47,8 @@ async def resume(info: Info, input: ResumeInput) -> Resumption:
     left = await build(context.view(), found)
     heading = text.for_task(task)
     spent = left.tokens + tokens.count(heading)
-    rest = await slice_for(info, project_key, task, max(0, budget - spent))
+    shown = frozenset(asserted.record.id for asserted in left.items_asserted)
+    rest = await slice_for(info, project_key, task, max(0, budget - spent), shown=shown)
     used = spent + rest.tokens_used
     return Resumption(
         handoff=left,
