@@ -455,3 +455,30 @@ async def test_r3_r7_a_checkpoint_by_an_agent_cannot_overrule_a_person(api: Api,
         api.admin_engine, "SELECT count(*) AS n FROM items WHERE supersedes_id = :i", i=made["id"]
     )
     assert found[0]["n"] == 0
+
+
+async def test_r12_a_handoff_names_a_bounded_share_of_what_awaits_and_counts_the_rest(
+    api: Api, world: World
+) -> None:
+    """A session of 23 items: all listed, 20 lines shown; 22 open disputes in the project: the
+    newest 20 named, 3 shown, the rest counted in the text."""
+    p = world.project_id
+    contested = await api.assert_item(world.human.token, projectId=p, statement="Refunds are in cents")
+    for n in range(22):
+        await api.assert_item(
+            world.agent.token,
+            projectId=p,
+            statement=f"Refunds are in units {n}",
+            contradicts=[contested["id"]],
+        )
+    session = await start(api, world.agent, p)
+    left = await checkpoint(
+        api, world.agent, session, items=[fact(p, f"Session fact {n}") for n in range(23)]
+    )
+    assert len(left["itemsAsserted"]) == 23
+    assert len(left["disputes"]) == 20
+    shown = left["rendered"]
+    assert shown.count("FACT: Session fact") == 20 and "FACT: Session fact 19\n… and 3 more\n" in shown
+    assert shown.count("- OPEN: dispute raised by claude-code") == 3
+    assert "… and 17 more: proposals(projectId) and disputes(projectId)\n" in shown
+    assert "units 21" in shown and "units 1 " not in shown  # the newest first
