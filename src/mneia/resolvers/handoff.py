@@ -50,6 +50,8 @@ from mneia.storage.session import SessionRecord
 from mneia.vocabulary import DisputeStatus, ProposalStatus
 
 KEY_LIMIT = 200
+SUMMARY_LIMIT = 4_000
+"""The longest summary, in characters (about a thousand tokens): a handoff is read first, whole."""
 AWAITING_KEPT = 20
 """A handoff names the project's newest so many pending proposals, and open disputes: what awaits a
 human as the session left it, bounded (proposals(projectId) and disputes(projectId) list all)."""
@@ -85,7 +87,7 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
     context = info.context
     tx = context.tx
     session_key = parse_id(input.session_id, "input.sessionId")
-    summary = required_text(input.summary, "input.summary")
+    summary = required_text(input.summary, "input.summary", SUMMARY_LIMIT)
     next_steps = _lines(input.next_steps, "input.nextSteps")
     open_questions = _lines(input.open_questions, "input.openQuestions")
     key = optional_text(input.idempotency_key, "input.idempotencyKey", KEY_LIMIT, one_line=True)

@@ -28,7 +28,9 @@ from mneia.schema.supersession import SupersedeInput, SupersessionNote
 )
 class CheckpointInput:
     session_id: strawberry.ID
-    summary: str = strawberry.field(description="What was being done and where it stopped.")
+    summary: str = strawberry.field(
+        description="What was being done and where it stopped; at most 4,000 characters."
+    )
     next_steps: list[str] | None = None
     open_questions: list[str] | None = None
     items: list[AssertItemInput] | None = strawberry.field(
