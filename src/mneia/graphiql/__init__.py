@@ -6,7 +6,7 @@ anything else), and it never writes the request headers, which hold a
 human's bearer token, to the browser's storage (``static/page.js``).
 
 GraphiQL and React are vendored, unchanged, from the npm registry at the
-versions pinned in ``scripts/vendor-graphiql.sh``, which re-fetches them and
+versions pinned in ``scripts/vendor.sh``, which re-fetches them and
 checks npm's sha512 for each. Each file's URL carries its content's digest,
 so a browser may keep it for a year and still never runs a stale one.
 """

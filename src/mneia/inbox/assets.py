@@ -1,7 +1,7 @@
 """The inbox's files (vendored htmx, its own script and stylesheet) and the headers of its pages.
 
 htmx is vendored, unchanged, from the npm registry at the version pinned in
-``scripts/vendor-htmx.sh``, which re-fetches it and checks npm's sha512. Each
+``scripts/vendor.sh``, which re-fetches it and checks npm's sha512. Each
 file's URL carries its content's digest, so a browser may keep it for a year
 and still never runs a stale one (as GraphiQL's files, mneia.graphiql).
 """
