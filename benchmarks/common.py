@@ -285,7 +285,7 @@ def serve(url: str, port: int) -> None:
     import uvicorn
 
     from mneia.cli import worker_app
-    from mneia.http.transport import CoalescingHttpToolsProtocol
+    from mneia.http.transport import server_options
 
     app = worker_app(app_url(url))
     uvicorn.run(
@@ -294,7 +294,7 @@ def serve(url: str, port: int) -> None:
         port=port,
         log_level="warning",
         access_log=False,
-        http=CoalescingHttpToolsProtocol,
+        **server_options(),
     )
 
 

@@ -23,7 +23,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from mneia.http.transport import CoalescingHttpToolsProtocol
+from mneia.http.transport import server_options
 
 CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 CLIENTS = Path(__file__).resolve().parent / "clients"
@@ -110,9 +110,7 @@ async def uvicorn_serving(app: Starlette) -> AsyncIterator[int]:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", log_level="warning", http=CoalescingHttpToolsProtocol)
-    )
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning", **server_options()))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(READY):

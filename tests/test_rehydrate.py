@@ -13,11 +13,11 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.rehydration import candidates, profile, slice, tokens
-from mneia.storage.database import Tx
+from mneia.storage.database import Driven, Tx
 from mneia.vocabulary import ItemKind
 from tests.graphql import Api, World
 from tests.support import (
@@ -321,21 +321,21 @@ BULK = text(
 
 
 class Explaining(Tx):
-    """Runs EXPLAIN of each candidate statement (with its values written in), then the statement."""
+    """Runs EXPLAIN of each candidate statement (planned for its values), then the statement."""
 
     def __init__(self, connection: Any, driver: Any) -> None:
         super().__init__(connection, driver)
-        self.connection = connection
+        self.driver = driver
         self.plans: list[str] = []
 
-    async def execute(self, statement: Any, params: Any = None) -> Any:
-        if isinstance(statement, Select) or hasattr(statement, "selects"):
-            sql = statement.params(**params).compile(
-                dialect=self.connection.dialect, compile_kwargs={"literal_binds": True}
-            )
-            explained = await self.connection.exec_driver_sql(f"EXPLAIN {sql}")
+    async def fetch(self, statement: Driven, params: Any) -> Any:
+        if (
+            statement.sql.lstrip().upper().startswith(("SELECT", "WITH", "("))
+            and "set_config" not in statement.sql
+        ):
+            explained = await self.driver.fetch(f"EXPLAIN {statement.sql}", *statement.arguments(params))
             self.plans.append("\n".join(row[0] for row in explained))
-        return await super().execute(statement, params)
+        return await super().fetch(statement, params)
 
 
 async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_project(

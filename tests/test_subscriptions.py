@@ -888,3 +888,15 @@ async def test_f6_a_subscriber_is_told_when_what_it_missed_cannot_be_read_again(
             assert "missed" in error["message"], error
             assert (await sock.message(op))["type"] == "complete"
             await stopped
+
+
+async def test_f15_subscriptions_are_not_compressed_per_message(served: Served) -> None:
+    """The server declines permessage-deflate, which a client offers by default: each small event
+    would be compressed anew for every subscriber (mneia.http.transport.server_options)."""
+    ws = await connect(served.url, subprotocols=[PROTOCOL], compression="deflate", open_timeout=READY)
+    try:
+        assert ws.request is not None and ws.response is not None
+        assert "permessage-deflate" in (ws.request.headers.get("Sec-WebSocket-Extensions") or "")
+        assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
+    finally:
+        await ws.close()

@@ -1,7 +1,7 @@
 """Cheaper checks: no SQL-language function with its own search_path, one call less per policy check.
 
 Revision ID: 0007_function_costs
-Revises: 0005_rehydration
+Revises: 0006_handoff
 Create Date: 2026-11-30
 
 - The functions written in SQL (``mneia_uuid7``, ``mneia_unbind``,
@@ -22,7 +22,7 @@ from __future__ import annotations
 from mneia.storage.migration import run_beside
 
 revision = "0007_function_costs"
-down_revision = "0005_rehydration"
+down_revision = "0006_handoff"
 branch_labels = None
 depends_on = None
 

@@ -253,7 +253,7 @@ def serve(args: argparse.Namespace) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from mneia.http.transport import CoalescingHttpToolsProtocol
+    from mneia.http.transport import server_options
 
     settings = _settings(args)
     sock = listening_socket(args.host, args.port)
@@ -270,7 +270,7 @@ def serve(args: argparse.Namespace) -> None:
                 log_level=args.log_level,
                 access_log=args.access_log,
                 lifespan="on",
-                http=CoalescingHttpToolsProtocol,
+                **server_options(),
             )
             host = f"[{args.host}]" if ":" in args.host else args.host
             port = sock.getsockname()[1]  # the real one when --port 0 let the system choose

@@ -56,7 +56,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import TSQUERY
 
 from mneia.storage import item
-from mneia.storage.database import Tx
+from mneia.storage.database import Driven, Tx
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import ItemKind
@@ -83,7 +83,7 @@ _ACTIVE: Any = literal_column("'ACTIVE'")
 _DISPUTED: Any = literal_column("'DISPUTED'")
 _SUPERSEDED: Any = literal_column("'SUPERSEDED'")
 _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
-_CUSTOM_PLANS = text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
+_CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
 GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
 _SOURCES: dict[str, Any] = {
@@ -237,8 +237,10 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     )
 
 
-_ITEMS, _ITEMS_THEN = _items_statement(None), _items_statement(_MOMENT)
-_REPLACEMENTS, _REPLACEMENTS_THEN = _replacements_statement(None), _replacements_statement(_MOMENT)
+# Sent by the driver: on the path of every slice (storage.database.Driven).
+_ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
+_REPLACEMENTS = Driven(_replacements_statement(None))
+_REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,25 +313,26 @@ async def gather(tx: Tx, request: Request) -> Candidates:
     }
     if request.as_of is not None:
         params["moment"] = replacements_params["moment"] = request.as_of
-    await tx.execute(_CUSTOM_PLANS)
-    found = await tx.execute(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    width = item.RECORD_WIDTH
+    await tx.fetch(_CUSTOM_PLANS, {})
+    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
     guaranteed: dict[uuid.UUID, Match] = {}
     matched: dict[uuid.UUID, Match] = {}
-    for row in found:
+    for row in found:  # the item's columns, then rank and source
         record = item.record_of(row)
-        match = Match(record, float(row.rank))
-        (guaranteed if row.source == GUARANTEED else matched)[record.id] = match
-    replaced = await tx.execute(
+        match = Match(record, float(row[width]))
+        (guaranteed if row[width + 1] == GUARANTEED else matched)[record.id] = match
+    replaced = await tx.fetch(
         _REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, replacements_params
     )
-    width = item.RECORD_WIDTH
+    # The replaced item's columns, the replacement's, then when, rank and the replacement's rank.
     replacements = [
         Replacement(
             item.record_of(row[:width]),
             item.record_of(row[width : 2 * width]),
-            row.at,
-            float(row.rank),
-            float(row.replacement_rank),
+            row[2 * width],
+            float(row[2 * width + 1]),
+            float(row[2 * width + 2]),
         )
         for row in replaced
     ]

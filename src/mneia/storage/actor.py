@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import insert, select
 
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors
 from mneia.vocabulary import ActorKind
@@ -30,12 +30,12 @@ class ActorRecord:
 
 _COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
 
-_BY_IDS = select(*_COLUMNS).where(one_of(actors.c.id))
+_BY_IDS = Driven(select(*_COLUMNS).where(one_of(actors.c.id)))  # every actor loader's
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
-    return {row.id: from_row(ActorRecord, row) for row in rows}
+    records = [from_row(ActorRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    return {record.id: record for record in records}
 
 
 async def get(tx: Tx, actor_id: uuid.UUID) -> ActorRecord | None:

@@ -108,12 +108,17 @@ class Driven:
             (name, _typed(compiled.binds[name].type).bind_processor(_DIALECT))
             for name in compiled.positiontup or ()
         )
+        # Values the statement carries itself (a literal SQLAlchemy bound, say).
+        self._carried = {
+            name: bind.effective_value for name, bind in compiled.binds.items() if not bind.required
+        }
         # A text() statement declares no columns: its values are the driver's.
         self._types = tuple(_typed(column.type) for column in getattr(statement, "exported_columns", ()))
         self._results: tuple[Callable[[Any], Any] | None, ...] | None = None if self._types else ()
 
     def arguments(self, params: Mapping[str, Any]) -> list[Any]:
-        return [params[name] if process is None else process(params[name]) for name, process in self._binds]
+        given = {**self._carried, **params} if self._carried else params
+        return [given[name] if process is None else process(given[name]) for name, process in self._binds]
 
     async def learn(self, driver: asyncpg.Connection) -> None:
         """The result processors, once: they depend on the column types the database reports."""

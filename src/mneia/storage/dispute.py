@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Driven, Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
@@ -60,13 +60,15 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRec
 
 async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
     """The announced dispute with this number, if the caller can see it."""
-    row = (await tx.execute(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})).first()
-    return from_row(DisputeRecord, row) if row else None
+    rows = await tx.fetch(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})
+    return from_row(DisputeRecord, rows[0]) if rows else None
 
 
 # Built once: read for every subscriber class of every announcement.
-_BY_SEQ = select(*_COLUMNS).where(
-    disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
+_BY_SEQ = Driven(
+    select(*_COLUMNS).where(
+        disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
+    )
 )
 
 
@@ -104,12 +106,14 @@ async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | No
     return from_row(DisputeRecord, row)
 
 
-async def of_project(tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None) -> list[DisputeRecord]:
-    """A project's visible disputes, newest first."""
+async def of_project(
+    tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None, limit: int | None = None
+) -> list[DisputeRecord]:
+    """A project's visible disputes, newest first (the newest ``limit``, when given)."""
     query = select(*_COLUMNS).where(disputes.c.project_id == project_id)
     if status is not None:
         query = query.where(disputes.c.status == status)
-    rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()))
+    rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()).limit(limit))
     return [from_row(DisputeRecord, row) for row in rows]
 
 

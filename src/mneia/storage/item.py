@@ -376,7 +376,7 @@ def _page(
 
 _NOW_SOURCE, _NOW_COLUMNS = _source(items, None)
 _THEN_SOURCE, _THEN_COLUMNS = _source(items, _MOMENT)
-_BY_IDS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id))
+_BY_IDS = Driven(select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id)))  # every item loader's
 _BY_IDS_THEN = select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.id))
 
 
@@ -385,14 +385,41 @@ async def by_ids(
 ) -> dict[uuid.UUID, ItemRecord]:
     """The visible items among ``ids``; as of a moment, those recorded by then, as they stood then."""
     if as_of is None:
-        rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+        records = [_record(row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
     else:
         rows = await tx.execute(_BY_IDS_THEN, {"ids": list(ids), "moment": as_of})
-    return {row.id: _record(row) for row in rows}
+        records = [_record(row) for row in rows]
+    return {record.id: record for record in records}
 
 
 async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> ItemRecord | None:
     return (await by_ids(tx, [item_id], as_of)).get(item_id)
+
+
+_OF_SESSION = (
+    select(*_selected(_NOW_COLUMNS)).where(items.c.session_id == bindparam("session")).order_by(items.c.id)
+)
+
+
+async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
+    """The visible items asserted in a session, oldest first (index items_session)."""
+    rows = await tx.execute(_OF_SESSION, {"session": session_id})
+    return [_record(row) for row in rows]
+
+
+_SUPERSEDED_AT = (
+    select(item_states.c.item_id, func.min(item_states.c.since).label("at"))
+    .where(one_of(item_states.c.item_id), item_states.c.status == ItemStatus.SUPERSEDED.value)
+    .group_by(item_states.c.item_id)
+)
+
+
+async def superseded_at(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, datetime]:
+    """When each of the visible items among ``ids`` became SUPERSEDED (those that did)."""
+    if not ids:
+        return {}
+    rows = await tx.execute(_SUPERSEDED_AT, {"ids": list(ids)})
+    return {row.item_id: row.at for row in rows}
 
 
 _SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.supersedes_id))

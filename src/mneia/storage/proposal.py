@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.storage.tables import proposals
@@ -119,13 +119,15 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRe
 
 async def by_seq(tx: Tx, seq: int) -> ProposalRecord | None:
     """The announced proposal with this number, if the caller can see it."""
-    row = (await tx.execute(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})).first()
-    return from_row(ProposalRecord, row) if row else None
+    rows = await tx.fetch(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})
+    return from_row(ProposalRecord, rows[0]) if rows else None
 
 
 # Built once: read for every subscriber class of every announcement.
-_BY_SEQ = select(*_COLUMNS).where(
-    proposals.c.workspace_id == bindparam("workspace"), proposals.c.seq == bindparam("seq")
+_BY_SEQ = Driven(
+    select(*_COLUMNS).where(
+        proposals.c.workspace_id == bindparam("workspace"), proposals.c.seq == bindparam("seq")
+    )
 )
 
 
@@ -165,12 +167,16 @@ async def decide(
     return from_row(ProposalRecord, row)
 
 
-async def of_project(tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None) -> list[ProposalRecord]:
-    """A project's visible proposals, newest first."""
+async def of_project(
+    tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None, limit: int | None = None
+) -> list[ProposalRecord]:
+    """A project's visible proposals, newest first (the newest ``limit``, when given)."""
     query = select(*_COLUMNS).where(proposals.c.project_id == project_id)
     if status is not None:
         query = query.where(proposals.c.status == status)
-    rows = await tx.execute(query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()))
+    rows = await tx.execute(
+        query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()).limit(limit)
+    )
     return [from_row(ProposalRecord, row) for row in rows]
 
 
