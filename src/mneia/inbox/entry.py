@@ -89,24 +89,14 @@ def disputes(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def unconfirmed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Agents' assertions nobody confirmed: load-bearing suggestions first, then by confidence
-    (highest first, none last), then oldest first."""
-    found = [item for item in items if item["authority"] == "AGENT_ASSERTED"]
-    return sorted(
-        found,
-        key=lambda item: (
-            not item["loadBearingSuggested"],
-            item["confidence"] is None,
-            -(item["confidence"] or 0.0),
-            item["assertedAt"],
-        ),
-    )
+    """Agents' assertions nobody confirmed, in the API's order (``orderBy: SUGGESTED_THEN_CONFIDENCE``:
+    load-bearing suggestions first, then by confidence, highest first and none last, then oldest)."""
+    return [item for item in items if item["authority"] == "AGENT_ASSERTED"]
 
 
 def stale(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Active items past their decay, the longest unchecked first."""
-    found = [item for item in items if item["stale"]]
-    return sorted(found, key=lambda item: item["lastVerifiedAt"] or item["assertedAt"])
+    """Active items past their decay, in the API's order (``orderBy: LONGEST_UNCHECKED``)."""
+    return [item for item in items if item["stale"]]
 
 
 def history(data: dict[str, Any]) -> list[dict[str, Any]]:

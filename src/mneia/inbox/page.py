@@ -215,8 +215,9 @@ class Inbox:
         if tab == "history":
             lists["history"] = entry.history({**(outcomes[3].data or {}), **(outcomes[4].data or {})})
         chosen = lists.get(tab, [])
-        more = max(0, counts.get(tab, len(chosen)) - len(chosen)) if tab in ("unconfirmed", "stale") else 0
-        if tab not in ("unconfirmed", "stale"):
+        if tab in ("unconfirmed", "stale"):
+            more = max(0, counts[tab] - len(chosen))  # the API counted them all, and listed SHOWN
+        else:
             more = max(0, len(chosen) - SHOWN)
         return {"counts": counts, "entries": chosen, "problems": problems, "more": more}
 
