@@ -9,10 +9,11 @@ client signs in as Alice, as a browser would (cookie, CSRF), and asks for
 each tab in turn, then confirms items one by one through ``/inbox/act``
 (each answer is the re-rendered tab).
 
-Every view reads the project's active items page by page (500 a page, the
-API offering no filter by authority or staleness), so the figures grow with
-the project: that is what this measures. No target is set by the issue; the
-figures are printed for the README.
+Every view counts each tab through ``items(filter:)``'s ``totalCount`` and
+reads whole only the entries the open tab shows (History: ``events(projectId,
+kinds)``), so a tab's work follows what it shows and counts, not the
+project's size. No target is set by the issue; the figures are printed for
+the README.
 
     .venv/bin/python benchmarks/inbox.py                       # 1,000 items
     .venv/bin/python benchmarks/inbox.py --items 10000 --samples 10

@@ -180,3 +180,30 @@ async def test_r9_an_as_of_page_costs_a_fixed_number_of_statements_whatever_its_
     assert all(node["events"][0]["kind"] == "ASSERTED" for node in large_page["nodes"])
     assert len(small) == len(large), digest(small, large)
     assert len(large) < BOUND, digest(small, large)
+
+
+EVENTS_PAGE = """query($p: ID!, $first: Int!) { events(projectId: $p, first: $first) {
+  nodes { id kind actor { name } item { id rendered provenance { assertedBy { name } session { id } } } }
+  totalCount } }"""
+
+
+async def test_project_events_page_costs_a_fixed_number_of_statements_whatever_its_size(
+    api: Api, engine: AsyncEngine, mixed: Mixed
+) -> None:
+    """events(projectId): each event's item, its provenance and the event's actor are batched (R6)."""
+    small, _ = await statements_for_events(api, engine, mixed, SMALL)
+    large, page = await statements_for_events(api, engine, mixed, LARGE)
+    assert len(page["nodes"]) == LARGE
+    assert len({node["item"]["id"] for node in page["nodes"]}) > SMALL
+    assert {node["kind"] for node in page["nodes"]} == {"ASSERTED", "CONFIRMED"}
+    assert len(small) == len(large), digest(small, large)
+    assert len(large) < BOUND, digest(small, large)
+
+
+async def statements_for_events(
+    api: Api, engine: AsyncEngine, mixed: Mixed, first: int
+) -> tuple[list[str], dict[str, Any]]:
+    await api.run(mixed.token, EVENTS_PAGE, p=mixed.project_id, first=first)
+    with counted(engine) as statements:
+        data = await api.run(mixed.token, EVENTS_PAGE, p=mixed.project_id, first=first)
+    return list(statements), data["events"]

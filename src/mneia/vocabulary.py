@@ -57,6 +57,14 @@ class Authority(StrEnum):
     DISPUTED = "DISPUTED"
 
 
+class ItemOrder(StrEnum):
+    """How a page of items is ordered (``items(orderBy:)``); each order ends with the id, so it is total."""
+
+    NEWEST = "NEWEST"
+    SUGGESTED_THEN_CONFIDENCE = "SUGGESTED_THEN_CONFIDENCE"
+    LONGEST_UNCHECKED = "LONGEST_UNCHECKED"
+
+
 class Scope(StrEnum):
     """Who sees an item, from the individual outward (R2)."""
 

@@ -89,29 +89,20 @@ def disputes(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def unconfirmed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Agents' assertions nobody confirmed: load-bearing suggestions first, then by confidence
-    (highest first, none last), then oldest first."""
-    found = [item for item in items if item["authority"] == "AGENT_ASSERTED"]
-    return sorted(
-        found,
-        key=lambda item: (
-            not item["loadBearingSuggested"],
-            item["confidence"] is None,
-            -(item["confidence"] or 0.0),
-            item["assertedAt"],
-        ),
-    )
+    """Agents' assertions nobody confirmed, in the API's order (``orderBy: SUGGESTED_THEN_CONFIDENCE``:
+    load-bearing suggestions first, then by confidence, highest first and none last, then oldest)."""
+    return [item for item in items if item["authority"] == "AGENT_ASSERTED"]
 
 
 def stale(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Active items past their decay, the longest unchecked first."""
-    found = [item for item in items if item["stale"]]
-    return sorted(found, key=lambda item: item["lastVerifiedAt"] or item["assertedAt"])
+    """Active items past their decay, in the API's order (``orderBy: LONGEST_UNCHECKED``)."""
+    return [item for item in items if item["stale"]]
 
 
 def history(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Decisions people made, newest first: proposals decided, disputes resolved, and from the items'
-    logs confirmations, load-bearing settlements, verifications and retirements."""
+    """Decisions people made, newest first: proposals decided, disputes resolved, and from the
+    project's log (the API's ``events``) confirmations, load-bearing settlements, verifications
+    and retirements."""
     entries: list[dict[str, Any]] = []
     for proposal in data["proposals"]:
         if proposal["status"] == "PENDING" or proposal["decidedAt"] is None:
@@ -141,24 +132,23 @@ def history(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "detail": None,
             }
         )
-    for item in data["items"]["nodes"]:
-        for event in item["events"]:
-            if event["actor"]["kind"] != "HUMAN":
-                continue
-            what = DECISION_EVENTS.get(event["kind"])
-            if what is None and event["kind"] == "STATUS_CHANGED" and event["toStatus"] == "RETIRED":
-                what = "retired"
-            if what is None:
-                continue
-            entries.append(
-                {
-                    "at": event["at"],
-                    "who": event["actor"],
-                    "what": what,
-                    "note": event["reason"],
-                    "rendered": item["rendered"],
-                    "detail": None,
-                }
-            )
+    for event in data["events"]["nodes"]:
+        if event["actor"]["kind"] != "HUMAN":
+            continue
+        what = DECISION_EVENTS.get(event["kind"])
+        if what is None and event["kind"] == "STATUS_CHANGED" and event["toStatus"] == "RETIRED":
+            what = "retired"
+        if what is None:
+            continue
+        entries.append(
+            {
+                "at": event["at"],
+                "who": event["actor"],
+                "what": what,
+                "note": event["reason"],
+                "rendered": event["item"]["rendered"],
+                "detail": None,
+            }
+        )
     entries.sort(key=lambda entry: entry["at"], reverse=True)
     return entries[:HISTORY_LIMIT]

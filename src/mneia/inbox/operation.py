@@ -63,24 +63,25 @@ query InboxDisputes($project: ID!) {
     + ENTRY
 )
 
-# The project's active items, light: enough to count and order the Unconfirmed and Stale tabs.
-# Only the entries a tab shows are then read whole (``entries_document``).
-ITEMS = """
-query InboxItems($project: ID!, $after: String) {
-  items(projectId: $project, filter: { statuses: [ACTIVE] }, first: 500, after: $after) {
-    nodes { id authority stale loadBearingSuggested confidence assertedAt lastVerifiedAt }
-    pageInfo { hasNextPage endCursor }
-  }
+# The Unconfirmed and Stale tabs, filtered, ordered and counted by the API (items' filter and
+# orderBy): each reads the entries it shows (``$unconfirmedFirst`` / ``$staleFirst``, 1 when the
+# tab is not open) and its count, never the project's other items.
+ITEMS = (
+    """
+query InboxItems($project: ID!, $unconfirmedFirst: Int!, $staleFirst: Int!) {
+  unconfirmed: items(
+    projectId: $project, filter: { statuses: [ACTIVE], authorities: [AGENT_ASSERTED] }
+    orderBy: SUGGESTED_THEN_CONFIDENCE, first: $unconfirmedFirst
+  ) { totalCount nodes { ...Entry } }
+  stale: items(
+    projectId: $project, filter: { statuses: [ACTIVE], stale: true }
+    orderBy: LONGEST_UNCHECKED, first: $staleFirst
+  ) { totalCount nodes { ...Entry } }
 }
 """
+    + ENTRY
+)
 SHOWN = 100  # entries a tab shows at most; also the schema's alias limit
-
-
-def entries_document(ids: Sequence[str]) -> tuple[str, dict[str, str]]:
-    """One operation reading the items ``ids`` whole (aliases ``e0``, ``e1``…), and its variables."""
-    declared = ", ".join(f"$i{n}: ID!" for n in range(len(ids)))
-    fields = " ".join(f"e{n}: item(id: $i{n}) {{ ...Entry }}" for n in range(len(ids)))
-    return f"query InboxEntries({declared}) {{ {fields} }}" + ENTRY, {f"i{n}": i for n, i in enumerate(ids)}
 
 
 DECIDED = """
@@ -98,14 +99,16 @@ query InboxDecided($project: ID!) {
 }
 """
 
+# The decisions in the items' logs, newest first, from the project's log (``events``), not item by item.
 HISTORY = """
-query InboxHistory($project: ID!, $after: String) {
-  items(projectId: $project, first: 200, after: $after) {
-    nodes {
-      id statement rendered
-      events { kind at reason toStatus fromStatus loadBearing actor { name kind } }
-    }
-    pageInfo { hasNextPage endCursor }
+query InboxHistory($project: ID!) {
+  events(
+    projectId: $project, first: 200
+    kinds: [
+      CONFIRMED, LOAD_BEARING_SET, LOAD_BEARING_CLEARED, LOAD_BEARING_DECLINED, VERIFIED, STATUS_CHANGED
+    ]
+  ) {
+    nodes { kind at reason toStatus actor { name kind } item { id statement rendered } }
   }
 }
 """
@@ -204,24 +207,6 @@ class Api:
         )
         errors: list[dict[str, Any]] = [dict(error.formatted) for error in result.errors or []]
         return Outcome(result.data, errors)
-
-    async def pages(self, token: str, query: str, paged: str, variables: dict[str, Any]) -> Outcome:
-        """Every node of the paged field ``paged``, page after page; the first page's other fields as
-        they are."""
-        first = await self.run(token, query, {**variables, "after": None})
-        if not first.ok or first.data is None:
-            return first
-        data = dict(first.data)
-        nodes = list(data[paged]["nodes"])
-        info = data[paged]["pageInfo"]
-        while info["hasNextPage"]:
-            more = await self.run(token, query, {**variables, "after": info["endCursor"]})
-            if not more.ok or more.data is None:
-                return more
-            nodes += more.data[paged]["nodes"]
-            info = more.data[paged]["pageInfo"]
-        data[paged] = {"nodes": nodes, "pageInfo": info}
-        return Outcome(data, [])
 
     async def raised(self, token: str, project: str | None) -> AsyncGenerator[str, None]:
         """``ready`` once both subscriptions listen, then ``dispute`` or ``proposal`` each time one is

@@ -36,7 +36,6 @@ from mneia.inbox.operation import (
     Outcome,
     Target,
     action_document,
-    entries_document,
 )
 
 MAX_FORM_BYTES = 256 * 1024
@@ -187,47 +186,40 @@ class Inbox:
         if project is None:
             return {"counts": {}, "entries": [], "problems": [], "more": 0}
         token, variables = person.token, {"project": project["id"]}
+        listed = {
+            "unconfirmedFirst": SHOWN if tab == "unconfirmed" else 1,
+            "staleFirst": SHOWN if tab == "stale" else 1,
+        }
         reads = [
             self.api.run(token, PROPOSALS, variables),
             self.api.run(token, DISPUTES, variables),
-            self.api.pages(token, ITEMS, "items", variables),
+            self.api.run(token, ITEMS, {**variables, **listed}),
         ]
         if tab == "history":
-            reads += [
-                self.api.run(token, DECIDED, variables),
-                self.api.pages(token, HISTORY, "items", variables),
-            ]
+            reads += [self.api.run(token, DECIDED, variables), self.api.run(token, HISTORY, variables)]
         outcomes = await asyncio.gather(*reads)
         problems = [error["message"] for outcome in outcomes for error in outcome.errors]
         if problems:
             return {"counts": {}, "entries": [], "problems": problems, "more": 0}
         proposals_of, disputes_of, items_of = (outcome.data or {} for outcome in outcomes[:3])
-        items = items_of["items"]["nodes"]
         lists = {
             "proposals": entry.proposals(proposals_of),
             "disputes": entry.disputes(disputes_of),
-            "unconfirmed": entry.unconfirmed(items),
-            "stale": entry.stale(items),
+            "unconfirmed": entry.unconfirmed(items_of["unconfirmed"]["nodes"]),
+            "stale": entry.stale(items_of["stale"]["nodes"]),
         }
         counts = {name: len(found) for name, found in lists.items()}
+        counts.update(
+            unconfirmed=items_of["unconfirmed"]["totalCount"], stale=items_of["stale"]["totalCount"]
+        )
         if tab == "history":
             lists["history"] = entry.history({**(outcomes[3].data or {}), **(outcomes[4].data or {})})
         chosen = lists.get(tab, [])
-        more = max(0, len(chosen) - SHOWN)
-        if tab in ("unconfirmed", "stale") and chosen:
-            whole, failed = await self._whole(token, [found["id"] for found in chosen[:SHOWN]])
-            problems += failed
-            # Ordered and chosen again: one may have been confirmed or verified in between.
-            chosen = entry.unconfirmed(whole) if tab == "unconfirmed" else entry.stale(whole)
+        if tab in ("unconfirmed", "stale"):
+            more = max(0, counts[tab] - len(chosen))  # the API counted them all, and listed SHOWN
+        else:
+            more = max(0, len(chosen) - SHOWN)
         return {"counts": counts, "entries": chosen, "problems": problems, "more": more}
-
-    async def _whole(self, token: str, ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-        """The items ``ids`` read whole, in that order (one gone out of sight meanwhile is left out)."""
-        document, variables = entries_document(ids)
-        outcome = await self.api.run(token, document, variables)
-        data = outcome.data or {}
-        found = [data[f"e{n}"] for n in range(len(ids)) if data.get(f"e{n}")]
-        return found, [error["message"] for error in outcome.errors]
 
     def _values(self, person: Person, tab: str | None, project_id: str | None) -> dict[str, Any]:
         chosen = tab if tab in entry.TABS else entry.TABS[0]

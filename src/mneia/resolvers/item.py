@@ -9,6 +9,7 @@ or made load-bearing are for humans (R3, R5; resolvers.authority).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -30,7 +31,7 @@ from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageI
 from mneia.schema.proposal import Proposal
 from mneia.storage import actor, dispute, item, proposal
 from mneia.storage.item import ItemRecord, NewItem
-from mneia.vocabulary import ItemStatus, Scope
+from mneia.vocabulary import ItemOrder, ItemStatus, Scope
 
 
 async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
@@ -48,11 +49,23 @@ async def list_items(
     valid_at: datetime | None = None,
     first: int | None = 50,
     after: str | None = None,
+    order_by: Annotated[
+        ItemOrder | None,
+        strawberry.argument(
+            description="NEWEST (default); SUGGESTED_THEN_CONFIDENCE: load-bearing suggestions first, then"
+            " the extractor's confidence, highest first (none last), then oldest first; LONGEST_UNCHECKED:"
+            " the longest since lastVerifiedAt (else assertedAt) first."
+            " Orders other than NEWEST read the present only."
+        ),
+    ] = ItemOrder.NEWEST,
 ) -> ItemPage:
     context = info.context
     project_key = parse_id(project_id, "projectId")
     size = page_size(first)
     cursor = decode_cursor(after)
+    order = ItemOrder(order_by or ItemOrder.NEWEST)
+    if order != ItemOrder.NEWEST and as_of is not None:
+        raise BadInput("orderBy", f"{order.value} reads the present only; with asOf, use NEWEST")
     if await context.loaders.project.load(project_key) is None:
         raise NotFound("project", project_id)
     wanted = filter or ItemFilter()
@@ -64,11 +77,16 @@ async def list_items(
             statuses=list(wanted.statuses or []),
             load_bearing=wanted.load_bearing,
             text=optional_text(wanted.text, "filter.text", 500),
+            authorities=list(wanted.authorities or []),
+            stale=wanted.stale,
+            load_bearing_suggested=wanted.load_bearing_suggested,
         ),
         first=size,
         after=cursor,
         as_of=as_of,
         valid_at=valid_at,
+        now=context.now,
+        order=order,
     )
     view = context.view(as_of)
     await view.warm(page.records)

@@ -13,6 +13,7 @@ from graphql import GraphQLError
 from mneia.errors import MneiaError
 from mneia.resolvers import actor as actor_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
+from mneia.resolvers import event as event_resolvers
 from mneia.resolvers import handoff as handoff_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import permission
@@ -33,7 +34,7 @@ from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
 from mneia.schema.handoff import Handoff, Resumption
-from mneia.schema.item import Item, ItemPage
+from mneia.schema.item import Item, ItemEventPage, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.scalars import SCALARS
@@ -58,6 +59,11 @@ class Query:
     session: Session | None = strawberry.field(resolver=session_resolvers.get_session)
     item: Item | None = strawberry.field(resolver=item_resolvers.get_item)
     items: ItemPage = strawberry.field(resolver=item_resolvers.list_items)
+    events: ItemEventPage = strawberry.field(
+        resolver=event_resolvers.list_events,
+        description="The log of the project's items you can see, newest first, across items: who changed"
+        " what, when and why (R6). With kinds, only those (e.g. the decisions people made).",
+    )
     rehydrate: Slice = strawberry.field(
         resolver=rehydration_resolvers.rehydrate,
         description="The slice of the project's memory a task needs under a token budget: every active"

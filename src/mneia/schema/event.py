@@ -9,6 +9,7 @@ why. Read at a moment (``asOf``), the trail ends at that moment.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -19,11 +20,15 @@ from mneia.schema.reading import View
 from mneia.storage.event import EventRecord
 from mneia.vocabulary import HIDDEN_ID
 
+if TYPE_CHECKING:
+    from mneia.schema.item import Item
+
 
 @strawberry.type(
     description="One change of an item, written by the database when it happened, never by a client."
 )
 class ItemEvent:
+    id: strawberry.ID
     kind: ItemEventKind
     at: datetime = strawberry.field(
         description="The database's time of the change (its transaction's); events of one instant are listed "
@@ -46,9 +51,18 @@ class ItemEvent:
     def reason(self) -> str | None:
         return self.view.redact(self.record.reason)
 
+    @strawberry.field(description="The item that changed, as it reads in this read (now, or at asOf).")
+    async def item(self) -> Annotated[Item, strawberry.lazy("mneia.schema.item")]:
+        from mneia.schema.item import Item
+
+        record = await self.view.loaders.item.load(self.record.item_id)
+        assert record is not None, "an event is seen only with its item (policy item_event_read)"
+        return Item.of(record, self.view)
+
     @classmethod
     def of(cls, record: EventRecord, view: View) -> ItemEvent:
         return cls(
+            id=strawberry.ID(str(record.id)),
             kind=ItemEventKind(record.event),
             at=record.at,
             from_status=ItemStatus(record.from_status) if record.from_status is not None else None,

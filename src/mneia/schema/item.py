@@ -257,6 +257,17 @@ class ItemPage:
         return await self.counter()
 
 
+@strawberry.type(description="A page of events of a project's items, newest first.")
+class ItemEventPage:
+    nodes: list[ItemEvent]
+    page_info: PageInfo
+    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @strawberry.field(description="How many events match, on every page together.")
+    async def total_count(self) -> int:
+        return await self.counter()
+
+
 @strawberry.input
 class ItemFilter:
     kinds: list[ItemKind] | None = None
@@ -264,6 +275,17 @@ class ItemFilter:
     load_bearing: bool | None = None
     text: str | None = strawberry.field(
         default=None, description="Words (full-text, English) or a substring of the statement."
+    )
+    authorities: list[Authority] | None = strawberry.field(
+        default=None, description="Items whose authority is one of these (R4). Default: every authority."
+    )
+    stale: bool | None = strawberry.field(
+        default=None,
+        description="True: only stale items; false: only fresh ones (R10), judged at asOf when given,"
+        " else now.",
+    )
+    load_bearing_suggested: bool | None = strawberry.field(
+        default=None, description="True: only items an agent suggested as load-bearing, not yet settled (R5)."
     )
 
 

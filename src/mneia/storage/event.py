@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Text, and_, func, literal, select, tuple_
 
 from mneia.storage.database import Tx, from_row, one_of
-from mneia.storage.tables import item_events
+from mneia.storage.tables import item_events, items
 from mneia.vocabulary import ItemEventKind, ItemStatus
 
 
@@ -49,3 +49,49 @@ async def of_items(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, lis
     for row in await tx.execute(_OF_ITEMS, {"ids": list(item_ids)}):
         found[row.item_id].append(from_row(EventRecord, row))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    records: list[EventRecord]
+    has_next: bool
+    count: Callable[[], Awaitable[int]]
+    """The total of the project's matching events, counted only when asked for."""
+
+
+async def of_project(
+    tx: Tx, project_id: uuid.UUID, kinds: Sequence[ItemEventKind], *, first: int, after: uuid.UUID | None
+) -> EventPage:
+    """One page of the log of a project's visible items, newest first (``at``, then ``seq``).
+
+    An event is seen with its item (the policy item_event_read), so a reader
+    sees exactly the events of the items they can see (R2). With ``kinds``,
+    the index item_events_kind finds the project's events of those kinds
+    without reading the rest of its log; the kinds are written into the
+    statement (vocabulary values), so the plan knows them.
+    """
+    joined = item_events.join(
+        items, and_(items.c.workspace_id == item_events.c.workspace_id, items.c.id == item_events.c.item_id)
+    )
+    conditions = [items.c.project_id == project_id]
+    if kinds:
+        conditions.append(
+            item_events.c.event.in_([literal(kind.value, Text, literal_execute=True) for kind in kinds])
+        )
+    listing = select(*_COLUMNS).select_from(joined).where(*conditions)
+    if after is not None:
+        cursor = item_events.alias("cursor")
+        at_cursor = [
+            select(column).where(cursor.c.id == after).scalar_subquery()
+            for column in (cursor.c.at, cursor.c.seq)
+        ]
+        listing = listing.where(tuple_(item_events.c.at, item_events.c.seq) < tuple_(*at_cursor))
+    ordered = listing.order_by(item_events.c.at.desc(), item_events.c.seq.desc()).limit(first + 1)
+    rows = (await tx.execute(ordered)).all()
+
+    async def count() -> int:
+        counted = await tx.execute(select(func.count()).select_from(joined).where(*conditions))
+        return int(counted.scalar_one())
+
+    records = [from_row(EventRecord, row) for row in rows[:first]]
+    return EventPage(records, has_next=len(rows) > first, count=count)

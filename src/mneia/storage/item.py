@@ -22,11 +22,14 @@ from sqlalchemy import (
     ColumnElement,
     DateTime,
     Select,
+    Text,
     and_,
     bindparam,
+    false,
     func,
     literal,
     literal_column,
+    not_,
     or_,
     select,
     text,
@@ -40,7 +43,60 @@ from mneia.freshness import freshness_at
 from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_states, items
-from mneia.vocabulary import Authority, ItemKind, ItemStatus, Scope
+from mneia.vocabulary import Authority, ItemKind, ItemOrder, ItemStatus, Scope
+
+
+def authority_of(status: ItemStatus, confirmed: bool) -> Authority:
+    """R4: an item's authority, from its status and whether a human confirmed it. The one rule:
+    ``authority_condition`` asks the database the same question, derived from this function."""
+    if status == ItemStatus.DISPUTED:
+        return Authority.DISPUTED
+    return Authority.HUMAN_CONFIRMED if confirmed else Authority.AGENT_ASSERTED
+
+
+def constant(value: str) -> Any:
+    """A vocabulary value written into the statement (never a caller's text), so that the
+    partial indexes' predicates are proved whatever plan a prepared statement gets."""
+    return literal(str(value), Text, literal_execute=True)
+
+
+def authority_condition(wanted: Sequence[Authority], status: Any, confirmed_by: Any) -> ColumnElement[bool]:
+    """Whether an item's authority is among ``wanted``, as SQL over its status and confirmation.
+
+    Derived from ``authority_of`` over every status, confirmed or not, so that
+    the two cannot disagree (tests/test_filters.py checks every combination in
+    the database too). Written as plain comparisons, not as a CASE, so that an
+    index on status and confirmation (items_unconfirmed) can serve it.
+    """
+    either, confirmed, unconfirmed = [], [], []
+    for value in ItemStatus:
+        yes, no = authority_of(value, True) in wanted, authority_of(value, False) in wanted
+        if yes and no:
+            either.append(constant(value))
+        elif yes:
+            confirmed.append(constant(value))
+        elif no:
+            unconfirmed.append(constant(value))
+    parts: list[ColumnElement[bool]] = []
+    if either:
+        parts.append(status.in_(either))
+    if confirmed:
+        parts.append(and_(status.in_(confirmed), confirmed_by.is_not(None)))
+    if unconfirmed:
+        parts.append(and_(status.in_(unconfirmed), confirmed_by.is_(None)))
+    return or_(*parts) if parts else false()
+
+
+def last_checked(columns: dict[str, Any]) -> Any:
+    """When an item was last checked: its last verification, else its assertion (R10)."""
+    return func.coalesce(columns["last_verified_at"], columns["asserted_at"])
+
+
+def stale_condition(columns: dict[str, Any], moment: Any) -> ColumnElement[bool]:
+    """R10 as SQL, the comparison ``ItemRecord.stale_at`` makes: the age since the last check against
+    decayAfter (an age, never a moment, so no stored decay overflows)."""
+    decay = columns["decay_after"]
+    return and_(decay.is_not(None), moment - last_checked(columns) > decay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +146,7 @@ class ItemRecord:
 
     @property
     def authority(self) -> Authority:
-        if self.status == ItemStatus.DISPUTED:
-            return Authority.DISPUTED
-        return Authority.HUMAN_CONFIRMED if self.confirmed_by is not None else Authority.AGENT_ASSERTED
+        return authority_of(self.status, self.confirmed_by is not None)
 
     @property
     def ruled(self) -> bool:
@@ -136,6 +190,10 @@ class ItemFilter:
     statuses: Sequence[ItemStatus] | None = None
     load_bearing: bool | None = None
     text: str | None = None
+    authorities: Sequence[Authority] | None = None
+    stale: bool | None = None
+    """Judged at the read's moment: ``page``'s ``as_of``, else its ``now``."""
+    load_bearing_suggested: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,11 +275,16 @@ async def page(
     after: uuid.UUID | None,
     as_of: datetime | None = None,
     valid_at: datetime | None = None,
+    now: datetime | None = None,
+    order: ItemOrder = ItemOrder.NEWEST,
 ) -> ItemPage:
-    """One page of a project's visible items, newest first, and a way to count them all.
+    """One page of a project's visible items, in ``order`` (newest first by default), and a way to
+    count them all.
 
     As of a moment: the items recorded by then, each as it stood then (R9),
-    chosen by what they were then.
+    chosen by what they were then. Staleness is judged at ``as_of``, else at
+    ``now`` (the request's clock, which the items' ``stale`` field uses too).
+    Another order than NEWEST is for the present only (the resolver refuses it with asOf).
     """
     source, columns = _source(items, as_of)
     conditions: list[ColumnElement[bool]] = [items.c.project_id == project_id]
@@ -231,9 +294,18 @@ async def page(
     if wanted.kinds:
         conditions.append(items.c.kind.in_(wanted.kinds))
     if wanted.statuses:
-        conditions.append(columns["status"].in_(wanted.statuses))
+        conditions.append(columns["status"].in_([constant(value) for value in wanted.statuses]))
+    if wanted.authorities:
+        conditions.append(authority_condition(wanted.authorities, columns["status"], columns["confirmed_by"]))
     if wanted.load_bearing is not None:
         conditions.append(columns["load_bearing"].is_(wanted.load_bearing))
+    if wanted.load_bearing_suggested is not None:
+        conditions.append(columns["load_bearing_suggested"].is_(wanted.load_bearing_suggested))
+    if wanted.stale is not None:
+        moment = as_of if as_of is not None else now
+        assert moment is not None, "staleness is judged at a moment"
+        stale = stale_condition(columns, bindparam("judged_at", moment, type_=DateTime(timezone=True)))
+        conditions.append(stale if wanted.stale else ~stale)
     if wanted.text:
         conditions.append(
             or_(
@@ -248,20 +320,53 @@ async def page(
         conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
 
     listing = select(*_selected(columns)).select_from(source).where(*conditions)
+    if order != ItemOrder.NEWEST:
+        assert as_of is None, "orders other than NEWEST are for the present"
+        keys = _order_keys(order, columns)
+        if after is not None:
+            cursor = items.alias("cursor")
+            held = _order_keys(order, _source(cursor, None)[1])
+            at_cursor = [select(key).where(cursor.c.id == after).scalar_subquery() for key in held]
+            listing = listing.where(tuple_(*keys) > tuple_(*at_cursor))
+        rows = (await tx.execute(listing.order_by(*keys).limit(first + 1))).all()
+        return _page(tx, rows, first, source, conditions)
     # Newest first: by id now; as of a moment by when each was said, so that the index
     # items_asserted starts at the moment instead of walking past everything said since.
     if as_of is None:
-        order = [items.c.id.desc()]
+        newest = [items.c.id.desc()]
         if after is not None:
             listing = listing.where(items.c.id < after)
     else:
-        order = [items.c.asserted_at.desc(), items.c.id.desc()]
+        newest = [items.c.asserted_at.desc(), items.c.id.desc()]
         if after is not None:
             cursor = items.alias("cursor")
             said = select(cursor.c.asserted_at).where(cursor.c.id == after).scalar_subquery()
             listing = listing.where(tuple_(items.c.asserted_at, items.c.id) < tuple_(said, literal(after)))
-    rows = (await tx.execute(listing.order_by(*order).limit(first + 1))).all()
+    rows = (await tx.execute(listing.order_by(*newest).limit(first + 1))).all()
+    return _page(tx, rows, first, source, conditions)
 
+
+def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:
+    """The sort keys of ``order``, each ascending, so that a row comparison continues after a cursor.
+
+    The indexes items_unconfirmed and items_decaying hold the same expressions,
+    so that the Unconfirmed and Stale tabs of the inbox read their first page
+    from an index in order.
+    """
+    if order == ItemOrder.SUGGESTED_THEN_CONFIDENCE:
+        # Suggested first (false sorts first), then highest confidence (none last), then oldest.
+        return [
+            not_(columns["load_bearing_suggested"]),
+            func.coalesce(-columns["confidence"], literal_column("1")),
+            columns["asserted_at"],
+            columns["id"],
+        ]
+    return [last_checked(columns), columns["id"]]
+
+
+def _page(
+    tx: Tx, rows: Sequence[Any], first: int, source: Any, conditions: list[ColumnElement[bool]]
+) -> ItemPage:
     async def count() -> int:
         counted = await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
         return int(counted.scalar_one())

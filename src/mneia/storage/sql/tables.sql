@@ -236,6 +236,19 @@ CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
 CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at DESC)
   WHERE supersedes_id IS NOT NULL;
+-- items(filter: {statuses: [ACTIVE], authorities: [AGENT_ASSERTED]},
+-- orderBy: SUGGESTED_THEN_CONFIDENCE), the inbox's Unconfirmed tab: its first
+-- page read in order (the keys are storage/item.py's _order_keys), its count
+-- from this index alone, never the project's other items.
+CREATE INDEX items_unconfirmed ON items
+  (workspace_id, project_id, (NOT load_bearing_suggested), (COALESCE(- confidence, 1)), asserted_at, id)
+  WHERE status = 'ACTIVE' AND confirmed_by IS NULL;
+-- items(filter: {statuses: [ACTIVE], stale: true}, orderBy: LONGEST_UNCHECKED),
+-- the Stale tab: only the active items that can go stale (decayAfter set),
+-- the longest unchecked first.
+CREATE INDEX items_decaying ON items
+  (workspace_id, project_id, (COALESCE(last_verified_at, asserted_at)), id)
+  WHERE status = 'ACTIVE' AND decay_after IS NOT NULL;
 
 CREATE TABLE item_events (
   workspace_id uuid NOT NULL,
@@ -259,6 +272,9 @@ CREATE TABLE item_events (
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id)
 );
 CREATE INDEX item_events_item ON item_events (workspace_id, item_id, at, seq);
+-- events(projectId, kinds): the events of some kinds, newest first (the inbox's
+-- History), without reading the assertions that make up most of a log.
+CREATE INDEX item_events_kind ON item_events (workspace_id, event, at DESC, seq DESC);
 
 -- What an item was, from one instant until the next change (R9): the state
 -- columns of items as they stood during [since, until). Written only by the
