@@ -13,21 +13,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
 from mneia.graphiql import ASSETS, STATIC
+from tests.browser import Offline, chromium, mneia_serving
 from tests.graphql import World
-from tests.live import cli_env, serving
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Page, Route
+    from playwright.async_api import Browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_MISSING = not CHROMIUM.exists()
 QUERY = "{ me { kind name } }"
 # Everything the page does that a policy refused, and any script error, kept for the asserts.
 WATCH = """
@@ -95,43 +92,18 @@ async def test_graphiql_files_are_served_unchanged_and_cached_by_content(http: h
 
 @pytest.fixture(scope="module")
 def served(admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``mneia serve`` on this run's database, as a human would start it."""
-    logs = tmp_path_factory.mktemp("graphiql-serve")
-    with serving([], cli_env(logs, DATABASE_URL=admin_url), logs) as (_, base):
+    with mneia_serving(admin_url, tmp_path_factory.mktemp("graphiql-serve")) as base:
         yield base
 
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    if CHROMIUM_MISSING:
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
-    playwright_api = pytest.importorskip(
-        "playwright.async_api", reason="playwright is missing: pip install -e '.[test]'"
-    )
-    async with playwright_api.async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        try:
-            yield launched
-        finally:
-            await launched.close()
+    async with chromium() as launched:
+        yield launched
 
 
-class Offline:
-    """A browser page on which any request to another origin is aborted and recorded."""
-
-    def __init__(self, page: Page, base: str) -> None:
-        self.page = page
-        self.base = base
-        self.elsewhere: list[str] = []
-        self.errors: list[str] = []
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-
-    async def route(self, route: Route) -> None:
-        if route.request.url.startswith(f"{self.base}/"):
-            await route.continue_()
-        else:
-            self.elsewhere.append(route.request.url)
-            await route.abort()
+class GraphiQLPage(Offline):
+    """GraphiQL in a page on which any request to another origin is aborted and recorded."""
 
     async def open(self) -> None:
         """Load GraphiQL and wait for its editor, or fail saying what the page reached for."""
@@ -173,7 +145,7 @@ class Offline:
 @pytest.fixture
 async def offline(browser: Browser, served: str) -> AsyncIterator[Offline]:
     context = await browser.new_context()
-    watched = Offline(await context.new_page(), served)
+    watched = GraphiQLPage(await context.new_page(), served)
     await context.route("**/*", watched.route)
     await context.add_init_script(WATCH)
     try:

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.browser import Offline, mneia_serving
+from tests.browser import chromium as offline_chromium
 from tests.graphql import Api, World
 from tests.inbox import ASSERT, DISPUTES, PROPOSALS, RENDERED, Review, review
-from tests.live import CLIENTS, cli_env, node_clients, serving
+from tests.live import CLIENTS, node_clients
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Page, Route
+    from playwright.async_api import Browser, Page
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_MISSING = not CHROMIUM.exists()
 ARTIFACTS = Path(os.environ.get("MNEIA_TEST_ARTIFACTS", Path(__file__).parent / "artifacts")) / "inbox"
 AXE = CLIENTS / "node_modules" / "axe-core" / "axe.min.js"
 INJECTED = '<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned = \'img\'">'
@@ -50,43 +50,18 @@ AXE_RUN = """async () => {
 
 @pytest.fixture(scope="module")
 def served(admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``mneia serve`` on this run's database, as a person would start it."""
-    logs = tmp_path_factory.mktemp("inbox-serve")
-    with serving([], cli_env(logs, DATABASE_URL=admin_url), logs) as (_, base):
+    with mneia_serving(admin_url, tmp_path_factory.mktemp("inbox-serve")) as base:
         yield base
 
 
 @pytest.fixture
 async def chromium() -> AsyncIterator[Browser]:
-    if CHROMIUM_MISSING:
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
-    playwright_api = pytest.importorskip(
-        "playwright.async_api", reason="playwright is missing: pip install -e '.[test]'"
-    )
-    async with playwright_api.async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        try:
-            yield launched
-        finally:
-            await launched.close()
+    async with offline_chromium() as launched:
+        yield launched
 
 
-class Person:
+class Person(Offline):
     """One person's browser on the inbox; requests to another origin are aborted and recorded."""
-
-    def __init__(self, page: Page, base: str) -> None:
-        self.page = page
-        self.base = base
-        self.elsewhere: list[str] = []
-        self.errors: list[str] = []
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-
-    async def route(self, route: Route) -> None:
-        if route.request.url.startswith(f"{self.base}/"):
-            await route.continue_()
-        else:
-            self.elsewhere.append(route.request.url)
-            await route.abort()
 
     async def sign_in(self, token: str) -> None:
         await self.page.goto(f"{self.base}/inbox")
