@@ -1,0 +1,122 @@
+"""``/mcp`` in ``mneia serve``: the MCP server over Streamable HTTP, for agents' bearer tokens only.
+
+Each request's ``Authorization: Bearer`` token is checked by ``AgentTokens``,
+the SDK's ``TokenVerifier`` for Mneia's tokens, through the SDK's bearer
+middleware: an unknown, revoked or expired token gets 401; a human's token
+gets 403 (``insufficient_scope``): whatever drives an MCP client is a model,
+and a human's token there would let it act with a human's authority. The
+transport is stateful: the SDK binds each MCP session to the token's actor
+and keeps the handshake's ``clientInfo`` for the session's life, so the
+client's name and version reach every Mneia session the connection starts.
+
+Tools run the serving process's own GraphQL schema with the caller's token
+(``api.LocalApi``), so they are authorised and confined by row-level
+security exactly as ``/graphql`` is. The token is checked again there, in
+every operation's transaction, so a revocation takes effect at once.
+
+DNS-rebinding protection (the SDK's Host and Origin checks) is off: every
+request must carry a token that a page from another origin does not have,
+and ``mneia serve`` may be reached under any host name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from mneia.mcp import server
+from mneia.mcp.api import Api, LocalApi
+from mneia.mcp.connection import PROJECT_HEADER, client_info, header
+from mneia.resolvers.root import MneiaSchema
+from mneia.storage import token
+from mneia.storage.database import transaction
+from mneia.storage.notification import Hub
+
+PATH = "/mcp"
+AGENT_SCOPE = "mneia:agent"
+"""The scope an agent's token carries; ``/mcp`` requires it, and a human's token never has it."""
+HUMAN_SCOPE = "mneia:human"
+SESSION_HEADER = "mcp-session-id"
+
+
+class AgentTokens:
+    """The SDK's ``TokenVerifier`` over Mneia's tokens: the actor, and its kind as a scope."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def verify_token(self, token_: str) -> AccessToken | None:
+        async with transaction(self.engine) as tx:
+            actor = await token.authenticate(tx, token_)
+        if actor is None:
+            return None
+        return AccessToken(
+            token=token_,
+            client_id=str(actor.id),
+            subject=str(actor.id),
+            scopes=[HUMAN_SCOPE if actor.is_human else AGENT_SCOPE],
+        )
+
+
+class HttpBackend:
+    """A request's API (the caller's token on the local schema) and its connection (the MCP session)."""
+
+    project_setting = "the X-Mneia-Project header"
+
+    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None) -> None:
+        self.schema = schema
+        self.engine = engine
+        self.hub = hub
+
+    def _token(self) -> str:
+        access = get_access_token()
+        if access is None:  # the bearer middleware lets no such request through
+            raise RuntimeError("an MCP request without an authenticated token")
+        return access.token
+
+    def api(self) -> Api:
+        return LocalApi(self.schema, self.engine, self.hub, self._token())
+
+    def connection(self) -> Hashable:
+        # A stateful connection is its MCP session; without one (a sessionless request),
+        # the token and the client it names.
+        return (header(SESSION_HEADER), token.digest(self._token()), *client_info())
+
+    def project_hint(self) -> str | None:
+        return header(PROJECT_HEADER)
+
+    def external_id(self) -> str | None:
+        return None
+
+
+class Endpoint:
+    """The ``/mcp`` route and the lifespan its session manager needs."""
+
+    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None) -> None:
+        self.server: MCPServer[Any] = server.build(HttpBackend(schema, engine, hub))
+        app = self.server.streamable_http_app(
+            streamable_http_path=PATH,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        guarded: ASGIApp = RequireAuthMiddleware(app, [AGENT_SCOPE])
+        self.app: ASGIApp = AuthenticationMiddleware(
+            AuthContextMiddleware(guarded), backend=BearerAuthBackend(AgentTokens(engine))
+        )
+
+    @property
+    def route(self) -> Route:
+        return Route(PATH, self.app)
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        return self.server.session_manager.run()
