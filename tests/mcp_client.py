@@ -73,5 +73,3 @@ async def refused(client: Client, tool: str, **arguments: Any) -> str:
 async def connected(client: Client) -> AsyncIterator[Client]:
     async with client:
         yield client
-
-

@@ -71,7 +71,11 @@ async def test_r13_http_session_names_the_client_from_the_handshake(
         answer = await call(client, "assert_item", kind="FACT", statement="The PSP is Adyen", basis="docs")
     assert answer.startswith("[agent-asserted · claude-code 2.1.3 · ")
     found = await provenance(api, world, item_id(answer))
-    assert found["session"]["client"] == {"tool": "claude-code", "version": "2.1.3", "placeholderVersion": False}
+    assert found["session"]["client"] == {
+        "tool": "claude-code",
+        "version": "2.1.3",
+        "placeholderVersion": False,
+    }
     # Over HTTP the client gives no session id of its own: reported missing, never guessed.
     assert found["session"]["externalId"] is None
     assert found["missing"] == ["externalId", "deepLink"]
@@ -79,7 +83,9 @@ async def test_r13_http_session_names_the_client_from_the_handshake(
 
 
 async def test_r13_stdio_session_takes_claude_codes_session_id(base: str, api: Api, world: World) -> None:
-    client = stdio_client(base, world.agent.token, CLAUDE_CODE_SESSION_ID="1af7fc5e-8455-4414-9ccd-011d40f70b2a")
+    client = stdio_client(
+        base, world.agent.token, CLAUDE_CODE_SESSION_ID="1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    )
     async with client:
         answer = await call(client, "assert_item", kind="DECISION", statement="Refunds go through the PSP")
     found = await provenance(api, world, item_id(answer))
@@ -91,7 +97,9 @@ async def test_r13_stdio_session_takes_claude_codes_session_id(base: str, api: A
     assert found["partial"] is False and found["missing"] == []
 
 
-async def test_r13_cursors_constant_version_is_recorded_and_flagged(base: str, api: Api, world: World) -> None:
+async def test_r13_cursors_constant_version_is_recorded_and_flagged(
+    base: str, api: Api, world: World
+) -> None:
     cursor = Implementation(name="cursor-vscode", version="1.0.0")
     async with http_client(base, world.agent.token, client_info=cursor) as client:
         answer = await call(client, "assert_item", kind="FACT", statement="Cursor was here")
@@ -106,9 +114,20 @@ async def test_r3_http_refuses_a_humans_token(base: str, world: World) -> None:
     async with httpx.AsyncClient() as http:
         response = await http.post(
             f"{base}/mcp",
-            headers={"Authorization": f"Bearer {world.human.token}", "Accept": "application/json, text/event-stream"},
-            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}},
+            headers={
+                "Authorization": f"Bearer {world.human.token}",
+                "Accept": "application/json, text/event-stream",
+            },
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "1"},
+                },
+            },
         )
     assert response.status_code == 403, response.text
     assert "insufficient_scope" in response.headers["www-authenticate"]

@@ -436,7 +436,8 @@ def build(backend: Backend, **settings: Any) -> MCPServer[Any]:
         (mneia.item_action, WRITE),
     ]
     for tool, hints in tools:
-        server.add_tool(refusals(tool), annotations=hints, structured_output=False)
+        description = " ".join((tool.__doc__ or "").split())
+        server.add_tool(refusals(tool), description=description, annotations=hints, structured_output=False)
     server.resource(
         "mneia://handoff/latest",
         name="latest-handoff",
