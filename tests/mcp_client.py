@@ -66,7 +66,7 @@ async def refused(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert isinstance(result, CallToolResult)
     assert result.is_error, text(result)
-    return text(result)
+    return text(result).removeprefix(f"Error executing tool {tool}: ")
 
 
 @asynccontextmanager

@@ -1,24 +1,31 @@
 """``mneia mcp`` and ``/mcp``: the MCP SDK's own client over stdio and Streamable HTTP (issue 11).
 
-Provenance from the handshake (R13), human tokens refused (R3), the tools'
-budgets, human-only operations absent, and the tools' errors carrying the
-API's codes (R14).
+Provenance from the handshake (R13), human tokens refused in both modes (R3),
+human-only operations absent, the tools' answers within their budget, and
+the tools' errors carrying the API's codes with nothing written (R14).
 """
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
-from mcp_types import Implementation
+from mcp_types import Implementation, TextResourceContents
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from graphql import GraphQLObjectType, TypeInfo, TypeInfoVisitor, Visitor, parse, visit
 from mneia.app import create_app
+from mneia.mcp import budget, operations
+from mneia.resolvers.permission import HUMAN_ONLY
+from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.live import uvicorn_serving
-from tests.mcp_client import CLAUDE_CODE, call, http_client, refused, stdio_client
-
+from tests.mcp_client import call, http_client, refused, stdio_client, stdio_parameters
+from tests.support import ADD_PROJECT_MEMBER, CONFIRM_ITEM, MAKE_LOAD_BEARING, database_state
 
 TOOLS = {
     "resume",
@@ -31,6 +38,7 @@ TOOLS = {
     "get_item",
     "item_action",
 }
+CLAUDE_SESSION = "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
 
 PROVENANCE = """query ($id: ID!) { item(id: $id) { provenance { partial missing
   session { id externalId deepLink provenanceMissing client { tool version placeholderVersion } } } } }"""
@@ -50,18 +58,42 @@ def item_id(answer: str) -> str:
 
 async def provenance(api: Api, world: World, item: str) -> dict[str, Any]:
     data = await api.run(world.human.token, PROVENANCE, id=item)
-    return data["item"]["provenance"]
+    provenance: dict[str, Any] = data["item"]["provenance"]
+    return provenance
 
 
-async def test_http_lists_the_tools_and_no_human_only_operation(base: str, world: World) -> None:
-    """R3: the tools are the agent's operations; confirm, load-bearing, decide, resolve are absent."""
+# --- the tools ------------------------------------------------------------------------------------
+
+
+async def test_r3_tools_are_the_agents_operations_only(base: str, world: World) -> None:
     async with http_client(base, world.agent.token) as client:
         tools = (await client.list_tools()).tools
     assert {tool.name for tool in tools} == TOOLS
     for tool in tools:
-        assert tool.output_schema is None, tool.name
-        for word in ("confirm_item", "set_load_bearing", "decide", "resolve"):
-            assert word not in tool.name
+        assert tool.output_schema is None, tool.name  # text only
+        assert tool.description and "\n" not in tool.description
+
+
+def test_r3_no_document_reaches_a_human_only_operation() -> None:
+    """Every field each tool's documents select, walked against the schema: none is marked human-only."""
+    schema = build_schema()._schema
+    reached: set[str] = set()
+
+    class Fields(Visitor):
+        def __init__(self, info: TypeInfo) -> None:
+            super().__init__()
+            self.info = info
+
+        def enter_field(self, *_: object) -> None:
+            parent, field = self.info.get_parent_type(), self.info.get_field_def()
+            if isinstance(parent, GraphQLObjectType) and field is not None:
+                reached.add(f"{parent.name}.{field.ast_node.name.value if field.ast_node else ''}")
+                assert HUMAN_ONLY not in (field.description or ""), f"{parent.name} field is human-only"
+
+    for document in operations.ALL:
+        info = TypeInfo(schema)
+        visit(parse(document), TypeInfoVisitor(info, Fields(info)))
+    assert any(name.startswith("Mutation.") for name in reached)  # the walk saw the mutations
 
 
 async def test_r13_http_session_names_the_client_from_the_handshake(
@@ -71,29 +103,39 @@ async def test_r13_http_session_names_the_client_from_the_handshake(
         answer = await call(client, "assert_item", kind="FACT", statement="The PSP is Adyen", basis="docs")
     assert answer.startswith("[agent-asserted · claude-code 2.1.3 · ")
     found = await provenance(api, world, item_id(answer))
-    assert found["session"]["client"] == {
-        "tool": "claude-code",
-        "version": "2.1.3",
-        "placeholderVersion": False,
-    }
+    client_ = found["session"]["client"]
+    assert client_ == {"tool": "claude-code", "version": "2.1.3", "placeholderVersion": False}
     # Over HTTP the client gives no session id of its own: reported missing, never guessed.
     assert found["session"]["externalId"] is None
     assert found["missing"] == ["externalId", "deepLink"]
     assert found["partial"] is True
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_r13_one_session_per_connection_over_http(base: str, api: Api, world: World, mode: str) -> None:
+    """Stateful (the handshake, as Claude Code, Codex, Gemini CLI and Cursor connect): the client's name
+    reaches every write of the connection, into one session; another connection gets its own. Sessionless
+    (the 2026-07-28 protocol, no MCP session): one session per token and client until a checkpoint."""
+    async with http_client(base, world.agent.token, mode=mode) as client:
+        first = await call(client, "assert_item", kind="FACT", statement="Ledger entries are immutable")
+        second = await call(client, "assert_item", kind="FACT", statement="Ledger rows carry a currency")
+    async with http_client(base, world.agent.token, mode=mode) as client:
+        third = await call(client, "assert_item", kind="FACT", statement="Ledger exports run nightly")
+    sessions = [(await provenance(api, world, item_id(a)))["session"] for a in (first, second, third)]
+    assert sessions[0]["id"] == sessions[1]["id"]
+    assert (sessions[1]["id"] != sessions[2]["id"]) is (mode == "legacy")
+    assert all(s["client"]["tool"] == "claude-code" for s in sessions)
+
+
 async def test_r13_stdio_session_takes_claude_codes_session_id(base: str, api: Api, world: World) -> None:
-    client = stdio_client(
-        base, world.agent.token, CLAUDE_CODE_SESSION_ID="1af7fc5e-8455-4414-9ccd-011d40f70b2a"
-    )
-    async with client:
+    async with stdio_client(base, world.agent.token, CLAUDE_CODE_SESSION_ID=CLAUDE_SESSION) as client:
         answer = await call(client, "assert_item", kind="DECISION", statement="Refunds go through the PSP")
     found = await provenance(api, world, item_id(answer))
     session = found["session"]
     assert session["client"]["tool"] == "claude-code"
     assert session["client"]["version"] == "2.1.3"
-    assert session["externalId"] == "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
-    assert session["deepLink"] == "claude --resume 1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    assert session["externalId"] == CLAUDE_SESSION
+    assert session["deepLink"] == f"claude --resume {CLAUDE_SESSION}"
     assert found["partial"] is False and found["missing"] == []
 
 
@@ -108,36 +150,212 @@ async def test_r13_cursors_constant_version_is_recorded_and_flagged(
     assert "client.version" in session["provenanceMissing"]
 
 
-async def test_r3_http_refuses_a_humans_token(base: str, world: World) -> None:
-    import httpx
+async def test_r13_a_nameless_client_is_reported_missing(base: str, api: Api, world: World) -> None:
+    nameless = Implementation(name="", version="")
+    async with http_client(base, world.agent.token, client_info=nameless) as client:
+        answer = await call(client, "assert_item", kind="FACT", statement="Nobody said who")
+    found = await provenance(api, world, item_id(answer))
+    assert found["session"]["client"] is None
+    assert found["missing"] == ["client.tool", "client.version", "externalId", "deepLink"]
 
+
+# --- who may connect ------------------------------------------------------------------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "x", "version": "1"},
+    },
+}
+
+
+async def post_initialize(base: str, token: str | None) -> httpx.Response:
+    headers = {"Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     async with httpx.AsyncClient() as http:
-        response = await http.post(
-            f"{base}/mcp",
-            headers={
-                "Authorization": f"Bearer {world.human.token}",
-                "Accept": "application/json, text/event-stream",
-            },
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "x", "version": "1"},
-                },
-            },
-        )
+        return await http.post(f"{base}/mcp", headers=headers, json=INITIALIZE)
+
+
+async def test_r3_http_refuses_a_humans_token(base: str, world: World) -> None:
+    response = await post_initialize(base, world.human.token)
     assert response.status_code == 403, response.text
-    assert "insufficient_scope" in response.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
 
 
-async def test_errors_carry_the_apis_code(base: str, world: World) -> None:
-    """R14: a bad argument is refused naming the field, and nothing is written."""
+async def test_http_refuses_no_token_and_an_unknown_one(base: str) -> None:
+    for token in (None, "mneia_not-a-token"):
+        response = await post_initialize(base, token)
+        assert response.status_code == 401, response.text
+        assert 'error="invalid_token"' in response.headers["www-authenticate"]
+
+
+async def test_r3_stdio_refuses_a_humans_token(base: str, world: World) -> None:
+    """``mneia mcp`` stops before serving, one line on stderr, status 2."""
+    for token, said in ((world.human.token, "a human"), ("mneia_not-a-token", "not a valid token")):
+        parameters = stdio_parameters(base, token)
+        ran = await asyncio.to_thread(
+            subprocess.run,
+            [parameters.command, *parameters.args],
+            env=parameters.env,
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 2, ran.stderr
+        assert said in ran.stderr and ran.stderr.count("\n") == 1, ran.stderr
+        assert ran.stdout == ""  # nothing on the protocol's channel
+
+
+# --- the project ----------------------------------------------------------------------------------
+
+
+async def test_the_project_comes_from_the_configuration(base: str, api: Api, world: World) -> None:
+    """By id or name (MNEIA_PROJECT, X-Mneia-Project); with two projects and none named, the error says
+    which setting to give and lists the projects."""
+    other = await api.project(world.human.token, "billing")
+    await api.run(world.human.token, ADD_PROJECT_MEMBER, p=other, a=world.agent.id)
+    await api.assert_item(world.agent.token, projectId=other, statement="Invoices are numbered per year")
     async with http_client(base, world.agent.token) as client:
-        error = await refused(client, "get_item", item_id="not-an-id")
-        assert "BAD_USER_INPUT" in error
+        error = await refused(client, "search_items", text="invoices")
+    assert "X-Mneia-Project" in error and "billing" in error and "payments" in error
+    async with http_client(base, world.agent.token, project="billing") as client:
+        assert "Invoices are numbered per year" in await call(client, "search_items", text="invoices")
+    async with stdio_client(base, world.agent.token, project=other) as client:
+        assert "Invoices are numbered per year" in await call(client, "search_items", text="invoices")
+    async with stdio_client(base, world.agent.token, project="nope") as client:
+        error = await refused(client, "search_items", text="invoices")
+    assert "MNEIA_PROJECT names no project you work in: 'nope'" in error
+
+
+# --- the tools' answers ---------------------------------------------------------------------------
+
+
+async def test_r7_r8_supersede_dispute_verify_retire(base: str, api: Api, world: World) -> None:
+    async with http_client(base, world.agent.token) as client:
+        old = item_id(await call(client, "assert_item", kind="FACT", statement="Payouts run daily"))
+        replaced = await call(
+            client, "supersede_item", target_id=old, statement="Payouts run hourly", reason="new PSP contract"
+        )
+        assert replaced.startswith("Replaced.\nnow: [agent-asserted")
+        assert "FACT: Payouts run hourly" in replaced and "superseded] FACT: Payouts run daily" in replaced
+        new = replaced.splitlines()[1].rsplit(" — id ", 1)[1]
+
+        ruled = await api.assert_item(world.human.token, projectId=world.project_id, statement="EUR only")
+        disputed = await call(
+            client, "dispute_item", contested_id=ruled["id"], statement="GBP too", reason="UK launch"
+        )
+        assert disputed.startswith("Dispute ") and "[DISPUTED · contradicts" in disputed
+        assert "contests: [human-confirmed" in disputed
+
+        assert (await call(client, "item_action", id=new, action="verify")).startswith("Verified: [")
+        error = await refused(client, "item_action", id=new, action="retire")
+        assert error.startswith("BAD_USER_INPUT: reason")
+        retired = await call(client, "item_action", id=new, action="retire", reason="PSP dropped")
+        assert retired.startswith("Retired: [") and "retired]" in retired
+
+        detail = await call(client, "get_item", id=new)
+        assert (
+            "chain, oldest first:" in detail
+            and "replaced its predecessor because: new PSP contract" in detail
+        )
+
+
+async def test_r14_bad_arguments_name_the_field_and_write_nothing(base: str, api: Api, world: World) -> None:
+    async with http_client(base, world.agent.token) as client:
+        await call(client, "search_items")  # the connection's project is settled; no session yet
+        before = await database_state(api.admin_engine)
+        error = await refused(client, "get_item", id="not-an-id")
+        assert error.startswith("BAD_USER_INPUT: id"), error
         error = await refused(client, "search_items", limit=1000)
         assert "limit" in error
-        _ = CLAUDE_CODE
+        error = await refused(client, "rehydrate", task="x", token_budget=budget.MAX_SLICE_BUDGET + 1)
+        assert "token_budget" in error
+        error = await refused(client, "assert_item", kind="RUMOUR", statement="x")
+        assert "kind" in error
+        error = await refused(client, "dispute_item", contested_id="x", reason="y")
+        assert error == "BAD_USER_INPUT: statement or item_id: give exactly one"
+        assert await database_state(api.admin_engine) == before
+
+
+# --- resources and prompts ------------------------------------------------------------------------
+
+
+async def test_resources_and_prompts(base: str, api: Api, world: World) -> None:
+    rule = await api.assert_item(
+        world.agent.token, projectId=world.project_id, kind="CONSTRAINT", statement="Never log card numbers"
+    )
+    await api.run(world.human.token, CONFIRM_ITEM, i=rule["id"])
+    await api.run(world.human.token, MAKE_LOAD_BEARING, i=rule["id"])
+    async with http_client(base, world.agent.token) as client:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert listed == {"mneia://handoff/latest", "mneia://constraints"}
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        assert templates == ["mneia://items/{id}"]
+        (constraints,) = (await client.read_resource("mneia://constraints")).contents
+        assert isinstance(constraints, TextResourceContents)
+        assert constraints.text.startswith("[human-confirmed · alice · ")
+        assert "load-bearing] CONSTRAINT: Never log card numbers" in constraints.text
+        (item,) = (await client.read_resource(f"mneia://items/{rule['id']}")).contents
+        assert isinstance(item, TextResourceContents) and "Never log card numbers" in item.text
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == {"resume", "checkpoint"}
+        prompt = await client.get_prompt("resume", {"task": "Add refunds"})
+        assert "Add refunds" in str(prompt.messages[0].content)
+
+
+# --- budgets --------------------------------------------------------------------------------------
+
+
+def long_statement(n: int) -> str:
+    words = "refund capture ledger payout currency settlement invoice card chargeback reserve".split()
+    return " ".join(f"{words[(n + i) % len(words)]}{i % 97}" for i in range(900))
+
+
+async def test_no_tool_answer_exceeds_its_budget(base: str, api: Api, world: World) -> None:
+    """40 load-bearing constraints and 40 facts of ~2,500 tokens each: every tool, resource and slice
+    answers within budget.OUTPUT_CAP tokens, and a cut says what it left out."""
+    ids = []
+    for n in range(40):
+        ids.append(
+            (
+                await api.assert_item(
+                    world.agent.token, projectId=world.project_id, statement=long_statement(n)
+                )
+            )["id"]
+        )
+        rule = await api.assert_item(
+            world.human.token, projectId=world.project_id, kind="CONSTRAINT", statement=long_statement(n + 1)
+        )
+        await api.run(world.human.token, MAKE_LOAD_BEARING, i=rule["id"])
+    answers = []
+    async with http_client(base, world.agent.token) as client:
+        answers.append(await call(client, "search_items", limit=budget.MAX_SEARCH_LIMIT))
+        answers.append(await call(client, "search_items", text="refund0", limit=budget.MAX_SEARCH_LIMIT))
+        answers.append(await call(client, "rehydrate", task="refunds", token_budget=budget.MAX_SLICE_BUDGET))
+        answers.append(await call(client, "get_item", id=ids[0]))
+        for uri in ("mneia://constraints", f"mneia://items/{ids[0]}"):
+            (contents,) = (await client.read_resource(uri)).contents
+            assert isinstance(contents, TextResourceContents)
+            answers.append(contents.text)
+    for answer in answers:
+        assert budget.count(answer) <= budget.OUTPUT_CAP, answer[-300:]
+    assert answers[0].splitlines()[-1].startswith("[cut: ")
+    assert "output cap" in answers[2].splitlines()[-1]  # the guarantee alone is over the cap
+
+
+def test_fit_cuts_between_lines_and_inside_only_a_first_line_too_long() -> None:
+    lines = [f"[agent-asserted · x] FACT: line {n} " + "word " * 50 for n in range(400)]
+    cut = budget.fit("\n".join(lines), 1_000)
+    assert budget.count(cut) <= 1_000
+    kept = cut.splitlines()
+    assert kept[:-1] == lines[: len(kept) - 1] and kept[-1].startswith(f"[cut: {400 - len(kept) + 1} more")
+    whole = "\n".join(lines[:3])
+    assert budget.fit(whole, 1_000) == whole
+    alone = budget.fit("word " * 5_000, 1_000)
+    assert budget.count(alone) <= 1_000 and alone.splitlines()[0].endswith(" …")

@@ -322,9 +322,9 @@ class Mneia:
         shown = f"{len(lines)} of {page['totalCount']} item(s)"
         return "\n".join([shown, *lines]) if lines else "No item matches."
 
-    async def get_item(self, item_id: str) -> str:
+    async def get_item(self, id: str) -> str:
         """One item: its line, details, basis, where it came from, its supersede chain and disputes."""
-        return await self.item_text(self.backend.api(), item_id)
+        return await self.item_text(self.backend.api(), id)
 
     async def item_text(self, api: Api, item_id: str) -> str:
         item = (await api.run(operations.GET, {"id": item_id}))["item"]
@@ -361,17 +361,17 @@ class Mneia:
         return "\n".join(parts)
 
     async def item_action(
-        self, item_id: str, action: Literal["verify", "retire"], reason: str | None = None
+        self, id: str, action: Literal["verify", "retire"], reason: str | None = None
     ) -> str:
         """verify: you checked the item still holds (it stays fresh). retire: it no longer holds (give a
         reason); nothing is deleted, and a human's ruling is retired by a human only."""
         api = self.backend.api()
         if action == "verify":
-            item = (await api.run(operations.VERIFY, {"id": item_id}))["verifyItem"]
+            item = (await api.run(operations.VERIFY, {"id": id}))["verifyItem"]
             return f"Verified: {line(item)}"
         if not reason or not reason.strip():
             raise ApiError("BAD_USER_INPUT", "reason: needed to retire an item")
-        item = (await api.run(operations.RETIRE, {"id": item_id, "reason": reason}))["retireItem"]
+        item = (await api.run(operations.RETIRE, {"id": id, "reason": reason}))["retireItem"]
         return f"Retired: {line(item)}"
 
     # --- resources -------------------------------------------------------------------------------
