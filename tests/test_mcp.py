@@ -313,7 +313,18 @@ async def test_resources_and_prompts(base: str, api: Api, world: World) -> None:
 
 
 def long_statement(n: int) -> str:
-    words = "refund capture ledger payout currency settlement invoice card chargeback reserve".split()
+    words = [
+        "refund",
+        "capture",
+        "ledger",
+        "payout",
+        "currency",
+        "settlement",
+        "invoice",
+        "card",
+        "chargeback",
+        "reserve",
+    ]
     return " ".join(f"{words[(n + i) % len(words)]}{i % 97}" for i in range(900))
 
 
