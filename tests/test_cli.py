@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,6 +77,23 @@ def test_schema_prints_the_sdl(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "type Item" in result.stdout
     assert "assertItem" in result.stdout
+
+
+def test_the_printed_schema_meets_the_whole_contract(tmp_path: Path) -> None:
+    """R12 completes the contract: ``mneia schema`` lacks nothing of ../shared/contract (no gap),
+    as .ci/run checks too, failing on any gap."""
+    checker = Path(__file__).resolve().parents[2] / "shared" / "tools" / "contract_check.py"
+    if not checker.exists():
+        pytest.skip(f"the contract is not beside this checkout ({checker})")
+    printed = mneia("schema", env=cli_env(tmp_path))
+    assert printed.returncode == 0, printed.stderr
+    checked = subprocess.run(
+        [sys.executable, str(checker)], input=printed.stdout, capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "contract: met" in checked.stdout
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
+    assert "contract_check.py || true" not in ci
 
 
 async def test_admin_bootstrap_json_gives_a_working_human_token(

@@ -61,10 +61,12 @@ TENANT_TABLES = (
     "item_states",
     "proposals",
     "disputes",
+    "handoffs",
 )
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
-APPEND_ONLY = ("items", "item_events", "proposals", "disputes")  # item_states: the trigger closes them
+# item_states: the trigger closes them.
+APPEND_ONLY = ("items", "item_events", "proposals", "disputes", "handoffs")
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Tenant:
     human_item: str  # WORKSPACE scope, asserted (so confirmed) by the human
     disputing_item: str  # the agent's item contradicting human_item
     proposal_id: str  # the agent's load-bearing suggestion on agent_item
+    handoff_id: str  # the agent's checkpoint of a second session
 
     def ids(self) -> set[str]:
         return {
@@ -94,6 +97,7 @@ class Tenant:
             self.human_item,
             self.disputing_item,
             self.proposal_id,
+            self.handoff_id,
         }
 
 
@@ -134,6 +138,14 @@ async def populate(api: Api, label: str) -> Tenant:
         'mutation($i: ID!) { suggestLoadBearing(id: $i, reason: "core") { id } }',
         i=agent_item["id"],
     )
+    second = await api.run(
+        agent.token, "mutation($p: ID!) { startSession(input: {projectId: $p}) { id } }", p=project_id
+    )
+    left = await api.run(
+        agent.token,
+        'mutation($s: ID!) { checkpoint(input: {sessionId: $s, summary: "stopped"}) { id } }',
+        s=second["startSession"]["id"],
+    )
     return Tenant(
         workspace_id,
         human,
@@ -145,6 +157,7 @@ async def populate(api: Api, label: str) -> Tenant:
         human_item["id"],
         disputing["id"],
         proposal["suggestLoadBearing"]["id"],
+        left["checkpoint"]["id"],
     )
 
 
@@ -244,6 +257,32 @@ async def test_r1_items_of_another_workspace_project_is_not_found(
         assert [error["extensions"]["code"] for error in body["errors"]] == ["NOT_FOUND"]
     own = await api.run(b.human.token, COUNT_ITEMS, p=b.project_id)
     assert own["items"]["totalCount"] == 3
+
+
+async def test_r1_handoffs_of_another_workspace_never_reach_a_caller(
+    api: Api, tenants: tuple[Tenant, Tenant]
+) -> None:
+    """R1, R12: not by id, not as the newest of B's project, not on resume."""
+    a, b = tenants
+    for who in (a.human, a.agent):
+        found = await api.run(who.token, "query($h: ID!) { handoff(id: $h) { id } }", h=b.handoff_id)
+        assert found["handoff"] is None
+        for query, variables in (
+            ("query($p: ID!) { latestHandoff(projectId: $p) { id } }", {"p": b.project_id}),
+            (
+                'query($p: ID!) { resume(input: {projectId: $p, task: "work", tokenBudget: 100})'
+                " { rendered } }",
+                {"p": b.project_id},
+            ),
+            (
+                'mutation($s: ID!) { checkpoint(input: {sessionId: $s, summary: "x"}) { id } }',
+                {"s": b.session_id},
+            ),
+        ):
+            error = await api.fail(who.token, query, **variables)
+            assert error["extensions"]["code"] == "NOT_FOUND", (query, error)
+    own = await api.run(b.agent.token, "query($h: ID!) { handoff(id: $h) { id } }", h=b.handoff_id)
+    assert own["handoff"] == {"id": b.handoff_id}
 
 
 async def test_r1_nested_fields_and_lists_never_reach_another_workspace(
@@ -449,6 +488,19 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "contested_id": uuid.UUID(b.human_item),
             "raised_by": me,
         },
+        "handoffs": {
+            "project_id": uuid.UUID(b.project_id),
+            "session_id": uuid.UUID(b.session_id),
+            "created_by": me,
+            "summary": "planted",
+            "next_steps": [],
+            "open_questions": [],
+            "item_ids": [],
+            "replacement_ids": [],
+            "proposal_ids": [],
+            "dispute_ids": [],
+            "request_digest": "planted",
+        },
     }
     row = planted[name]
     columns = tables.metadata.tables[name].c
@@ -520,12 +572,15 @@ async def test_r1_raw_update_of_another_workspace_touches_nothing(
         assert (
             await connection.execute(change(table.c.workspace_id == uuid.UUID(b.workspace_id)))
         ).rowcount == 0
-        # Unfiltered, the statement still reaches only A's rows.
-        everywhere = await connection.execute(change())
+        # Unfiltered, the statement still reaches only A's rows (those it applies to).
         own = await connection.execute(
-            select(func.count()).select_from(table).where(table.c.workspace_id == uuid.UUID(a.workspace_id))
+            select(func.count())
+            .select_from(table)
+            .where(*applies, table.c.workspace_id == uuid.UUID(a.workspace_id))
         )
-        assert everywhere.rowcount == own.scalar_one()
+        mine = own.scalar_one()
+        everywhere = await connection.execute(change())
+        assert everywhere.rowcount == mine
     # Control: the same statement does reach A's own rows, so the zero above means something.
     async with as_caller(engine, a.human) as connection:
         assert (

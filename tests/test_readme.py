@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from mneia.rehydration.tokens import count as tokens_of
 from tests.graphql import Api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,8 +63,8 @@ async def test_readme_walkthrough_results(api: Api) -> None:
         for keep in filter(None, (part.strip() for part in header.get("keep", "").split(","))):
             path, name = (piece.strip() for piece in keep.split(" as "))
             kept[name] = _dig(data, path)
-        if "AGENT" in kept:
-            tokens["agent"] = kept["AGENT"]
+            if path.endswith(".token"):  # a new actor's token: later blocks act ``as:`` it
+                tokens[name.lower()] = kept[name]
 
     # The item graph: what the walkthrough promises it shows.
     node = answers["items"]["nodes"][0]
@@ -136,6 +137,40 @@ async def test_readme_walkthrough_results(api: Api) -> None:
     assert lines[2] == "## Ruled out recently (do not propose again)"
     assert "because: Partial captures: the limit is per capture" in lines[3]
     assert "shipping fee" not in chosen["rendered"], "the disputed assertion was retired"
+
+    # Stop and resume (R12): the agent's checkpoint, its retry, Alice's resumption, another agent's.
+    left = answers["checkpoint"]
+    assert left["session"]["endedAt"] is not None
+    assert [i["statement"] for i in left["itemsAsserted"]] == [
+        "Refunds must never exceed the captured amount",
+        rule,
+        "A partial refund names the capture it refunds",
+    ]
+    assert left["itemsAsserted"][2]["authority"] == "AGENT_ASSERTED"
+    (ruled_out,) = left["supersessions"]
+    assert (ruled_out["replacement"]["statement"], ruled_out["reason"]) == (
+        rule,
+        "Partial captures: the limit is per capture",
+    )
+    assert [(c["kind"], c["status"]) for c in left["pendingConfirmations"]] == [("LOAD_BEARING", "PENDING")]
+    assert left["tokens"] == tokens_of(left["rendered"])
+    assert left["rendered"].startswith("# Handoff: payments\nLeft by claude-code 1.0.98 (agent claude-code) ")
+    assert answers["retry"]["id"] == left["id"], "a retry with the key returns the same handoff"
+    assert answers["latestHandoff"] == {
+        "id": left["id"],
+        "createdBy": {"name": "claude-code", "kind": "AGENT"},
+    }
+    back = answers["resume"]
+    assert back["handoff"]["id"] == left["id"] and back["overBudget"] is False
+    assert back["rendered"].startswith(
+        left["rendered"] + "# Project memory for the task: Release partial refunds\n"
+    )
+    assert back["tokensUsed"] == tokens_of(back["rendered"]) <= back["tokenBudget"] == 1200
+    assert [(e["reason"], e["item"]["statement"]) for e in back["slice"]["entries"]] == [("GUARANTEED", rule)]
+    tiny = answers["tiny"]
+    assert tiny["overBudget"] is True and tiny["handoff"]["id"] == left["id"]
+    assert tiny["slice"]["tokenBudget"] == 0
+    assert [(e["reason"], e["item"]["statement"]) for e in tiny["slice"]["entries"]] == [("GUARANTEED", rule)]
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:

@@ -73,6 +73,9 @@ class Ask:
     weights: Mapping[ItemKind, float]
     recent: timedelta = RECENT
     as_of: datetime | None = None
+    shown: frozenset[uuid.UUID] = frozenset()
+    """Items the reader is shown already (a handoff's, on resume): never SCORED entries, nor the
+    replacements of notes, so the budget is not spent twice. The guarantee ignores it."""
 
 
 def pool(share: float, budget: int) -> int:
@@ -117,10 +120,12 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
     """The slice for ``ask``, read through ``reader`` (see the module's docstring)."""
     moment = reader.now
     found = await candidates.gather(tx, request(ask, moment))
+    matched = [m for m in found.matched if m.record.id not in ask.shown]
+    replacements = [r for r in found.replacements if r.replacement.id not in ask.shown]
     records: dict[uuid.UUID, ItemRecord] = {}
-    for match in (*found.guaranteed, *found.matched):
+    for match in (*found.guaranteed, *matched):
         records[match.record.id] = match.record
-    for replaced in found.replacements:
+    for replaced in replacements:
         records.setdefault(replaced.previous.id, replaced.previous)
         records.setdefault(replaced.replacement.id, replaced.replacement)
     ordered = list(records.values())
@@ -128,7 +133,7 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
     lines = {record.id: render.piece(text) for record, text in zip(ordered, rendered, strict=True)}
     # Together, so that the ids the reasons name are looked up in one batch.
     reasons = await asyncio.gather(
-        *(_settled(reader.redact(r.replacement.supersession_reason)) for r in found.replacements)
+        *(_settled(reader.redact(r.replacement.supersession_reason)) for r in replacements)
     )
 
     best = found.best_rank
@@ -139,9 +144,9 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
         return Piece(record, line, tokens.count(line), score.score(record, rank, best, weight, moment))
 
     guaranteed = [piece_of(m.record, m.rank) for m in found.guaranteed]
-    scored = [piece_of(m.record, m.rank) for m in found.matched]
+    scored = [piece_of(m.record, m.rank) for m in matched]
     notes = []
-    for replaced, reason in zip(found.replacements, reasons, strict=True):
+    for replaced, reason in zip(replacements, reasons, strict=True):
         text = render.ruled_out(
             lines[replaced.previous.id].rstrip("\n"), replaced.at, reason, replaced.replacement.statement
         )

@@ -145,19 +145,26 @@ async def contested_items(info: Info, ids: list[strawberry.ID] | None, field: st
     return [found[key] for key in dict.fromkeys(keys)]
 
 
-async def assert_item(info: Info, input: AssertItemInput) -> Item:
+async def write_assertion(info: Info, data: AssertItemInput, field: str) -> ItemRecord:
+    """Check an assertion and write it: the one way an item is asserted (``assertItem``, and each
+    item of a ``checkpoint``). Disputes open for what it contradicts (R8); a suggestion that it is
+    load-bearing waits for a human (R5)."""
     context = info.context
-    new = await validated_assertion(info, input, "input")
-    contested = await contested_items(info, input.contradicts, "input.contradicts")
+    new = await validated_assertion(info, data, field)
+    contested = await contested_items(info, data.contradicts, f"{field}.contradicts")
     # A person stating something has read it and said yes: human-confirmed.
     record = await item.create(
         context.tx, new, confirmed=context.actor.is_human, contradicts=[other.id for other in contested]
     )
     for other in contested:
         await dispute.open(context.tx, record, other, reason=new.basis)
-    if input.suggest_load_bearing:
+    if data.suggest_load_bearing:
         record = await suggest(info, record, reason=None)
-    return Item.of(record, info.context.view())
+    return record
+
+
+async def assert_item(info: Info, input: AssertItemInput) -> Item:
+    return Item.of(await write_assertion(info, input, "input"), info.context.view())
 
 
 async def visible_item(info: Info, id: strawberry.ID, field: str = "id") -> ItemRecord:

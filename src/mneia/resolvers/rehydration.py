@@ -10,6 +10,10 @@ read in that moment's view, like ``items(asOf:)``.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+
 from mneia.errors import BadInput, NotFound
 from mneia.rehydration import profile, slice, tokens
 from mneia.rehydration.packing import Packed
@@ -20,6 +24,7 @@ from mneia.schema.enums import InclusionReason
 from mneia.schema.item import Item
 from mneia.schema.slice import KindCount, KindQuota, KindShare, RehydrateInput, Slice, SliceEntry
 from mneia.schema.supersession import SupersessionNote
+from mneia.storage.project import ProjectRecord
 from mneia.vocabulary import ItemKind
 
 
@@ -39,28 +44,58 @@ def overrides(quotas: list[KindQuota] | None) -> dict[ItemKind, float]:
 async def rehydrate(info: Info, input: RehydrateInput) -> Slice:
     """The slice for a task: every active load-bearing constraint you can see, what was ruled out
     recently, then the most valuable items per token within the kinds' quotas."""
-    context = info.context
     project_key = parse_id(input.project_id, "input.projectId")
     task = required_text(input.task, "input.task")
-    if input.token_budget < 1:
-        raise BadInput("input.tokenBudget", "must be at least 1")
+    budget = token_budget(input.token_budget)
     chosen = overrides(input.quotas)
-    found = await context.loaders.project.load(project_key)
+    await visible_project(info, project_key, input.project_id)
+    recent = input.recent if input.recent is not None else slice.RECENT
+    return await slice_for(info, project_key, task, budget, chosen, recent, input.as_of)
+
+
+def token_budget(given: int, field: str = "input.tokenBudget") -> int:
+    if given < 1:
+        raise BadInput(field, "must be at least 1")
+    return given
+
+
+async def visible_project(info: Info, project_key: uuid.UUID, given: object) -> ProjectRecord:
+    found: ProjectRecord | None = await info.context.loaders.project.load(project_key)
     if found is None:
-        raise NotFound("project", input.project_id)
+        raise NotFound("project", given)
+    return found
+
+
+async def slice_for(
+    info: Info,
+    project_key: uuid.UUID,
+    task: str,
+    budget: int,
+    chosen: Mapping[ItemKind, float] | None = None,
+    recent: timedelta = slice.RECENT,
+    as_of: datetime | None = None,
+    shown: frozenset[uuid.UUID] = frozenset(),
+) -> Slice:
+    """The slice of a visible project for ``task`` under ``budget`` tokens (``rehydrate``, and the
+    slice of ``resume`` with what its handoff left of the budget, which may be 0, less the items
+    the handoff ``shown`` already: slice.Ask)."""
+    context = info.context
+    found = await visible_project(info, project_key, project_key)
     team = await context.loaders.team.load(found.team_id) if found.team_id is not None else None
     fitting = profile.profile_for(team.function if team is not None else None)
-    quotas = {kind: chosen.get(kind, fitting.quotas[kind]) for kind in ItemKind}
+    given = chosen or {}
+    quotas = {kind: given.get(kind, fitting.quotas[kind]) for kind in ItemKind}
     ask = slice.Ask(
         project_id=project_key,
         task=task,
-        budget=input.token_budget,
+        budget=budget,
         quotas=quotas,
         weights=fitting.weights,
-        recent=input.recent if input.recent is not None else slice.RECENT,
-        as_of=input.as_of,
+        recent=recent,
+        as_of=as_of,
+        shown=shown,
     )
-    view = context.view(input.as_of)
+    view = context.view(as_of)
     packed = await slice.assemble(context.tx, ask, view)
     return _answer(packed, task, ask, fitting, view)
 

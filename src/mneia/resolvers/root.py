@@ -13,10 +13,12 @@ from graphql import GraphQLError
 from mneia.errors import MneiaError
 from mneia.resolvers import actor as actor_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
+from mneia.resolvers import handoff as handoff_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import permission
 from mneia.resolvers import project as project_resolvers
 from mneia.resolvers import rehydration as rehydration_resolvers
+from mneia.resolvers import resumption as resumption_resolvers
 from mneia.resolvers import session as session_resolvers
 from mneia.resolvers import subscription as subscription_resolvers
 from mneia.resolvers import supersession as supersession_resolvers
@@ -30,6 +32,7 @@ from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
+from mneia.schema.handoff import Handoff, Resumption
 from mneia.schema.item import Item, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
@@ -60,6 +63,16 @@ class Query:
         description="The slice of the project's memory a task needs under a token budget: every active"
         " load-bearing constraint you can see, what was ruled out recently, then the most valuable items"
         " per token within each kind's quota.",
+    )
+    handoff: Handoff | None = strawberry.field(resolver=handoff_resolvers.get_handoff)
+    latest_handoff: Handoff | None = strawberry.field(
+        resolver=handoff_resolvers.latest_handoff,
+        description="The project's newest handoff you can see, as you may see it.",
+    )
+    resume: Resumption = strawberry.field(
+        resolver=resumption_resolvers.resume,
+        description="Resume work on a new task: the newest handoff you can see, then a slice for the task"
+        " in what the handoff left of the token budget. The guaranteed constraints are always in it.",
     )
     disputes: list[Dispute] = strawberry.field(
         resolver=dispute_resolvers.list_disputes, description="A project's disputes, newest first."
@@ -104,6 +117,11 @@ class Mutation:
     decide_proposal: Proposal = human_only(supersession_resolvers.decide_proposal)
     dispute_item: Dispute = strawberry.mutation(resolver=dispute_resolvers.dispute_item)
     resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
+    checkpoint: Handoff = strawberry.mutation(
+        resolver=handoff_resolvers.checkpoint,
+        description="Stop work: write the session's last items (as assertItem, supersedeItem), end the"
+        " session and leave its Handoff. Safe to retry with the same idempotencyKey.",
+    )
 
 
 @strawberry.type

@@ -11,6 +11,7 @@ load-bearing.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 import strawberry
 
@@ -47,31 +48,43 @@ async def _locked_active(tx: Tx, target_id: uuid.UUID, operation: str) -> ItemRe
     return target
 
 
-async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """A supersession applied: the previous item, now SUPERSEDED, and its replacement."""
+
+    previous: ItemRecord
+    replacement: ItemRecord
+
+
+async def write_supersession(info: Info, data: SupersedeInput, field: str) -> Replaced | ProposalRecord:
+    """Check a replacement and make it: the one way an item is replaced (``supersedeItem``, and each
+    supersession of a ``checkpoint``). An agent's replacement of what a human ruled waits for a
+    human: a SUPERSESSION proposal, nothing written to the chain (R7)."""
     context = info.context
     tx = context.tx
-    reason = required_text(input.reason, "input.reason")
-    target_key = parse_id(input.target_id, "input.targetId")
+    reason = required_text(data.reason, f"{field}.reason")
+    target_key = parse_id(data.target_id, f"{field}.targetId")
     if await item.get(tx, target_key) is None:
-        raise NotFound("item", input.target_id)
-    if input.replacement.contradicts:
-        raise BadInput("input.replacement.contradicts", "a replacement cannot open disputes; use disputeItem")
-    new = await validated_assertion(info, input.replacement, "input.replacement")
+        raise NotFound("item", data.target_id)
+    if data.replacement.contradicts:
+        raise BadInput(
+            f"{field}.replacement.contradicts", "a replacement cannot open disputes; use disputeItem"
+        )
+    new = await validated_assertion(info, data.replacement, f"{field}.replacement")
     target = await _locked_active(tx, target_key, "supersedeItem")
     if new.project_id != target.project_id:
-        raise BadInput("input.replacement.projectId", "must be the target's project")
+        raise BadInput(f"{field}.replacement.projectId", "must be the target's project")
     if not keeps_audience(target, new, context.actor.id):
         raise BadInput(
-            "input.replacement.scope",
+            f"{field}.replacement.scope",
             f"is narrower than the target's {target.scope}: the replacement must stay visible to "
             "everyone who sees the item it replaces",
         )
 
     if replacement_waits_for_a_human(context.actor, target):
-        pending = await proposal.propose_replacement(
+        return await proposal.propose_replacement(
             tx, target_id=target.id, project_id=target.project_id, new=new, reason=reason
         )
-        return PendingConfirmation(proposal=Proposal.of(pending, context.view()))
 
     replacement = await item.create_replacement(
         tx,
@@ -83,11 +96,17 @@ async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
         load_bearing=target.load_bearing,
     )
     previous = changed(await item.mark_superseded(tx, target.id, reason), "supersedeItem")
-    if input.replacement.suggest_load_bearing and not replacement.load_bearing:
+    if data.replacement.suggest_load_bearing and not replacement.load_bearing:
         replacement = await suggest(info, replacement, reason=None)
-    return Superseded(
-        previous=Item.of(previous, context.view()), replacement=Item.of(replacement, context.view())
-    )
+    return Replaced(previous, replacement)
+
+
+async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
+    view = info.context.view()
+    done = await write_supersession(info, input, "input")
+    if isinstance(done, Replaced):
+        return Superseded(previous=Item.of(done.previous, view), replacement=Item.of(done.replacement, view))
+    return PendingConfirmation(proposal=Proposal.of(done, view))
 
 
 async def _accept_replacement(tx: Tx, pending: ProposalRecord) -> uuid.UUID:

@@ -118,6 +118,7 @@ class Loaders:
             self.chain = _keyed(tx_of, item.chains)
             self.disputes: Any = _keyed(tx_of, dispute.involving)
             self.dispute: Any = _keyed(tx_of, dispute.by_ids)
+            self.proposal: Any = _keyed(tx_of, proposal.by_ids)
             self.proposals: Any = _keyed(tx_of, proposal.about)
             self.events: Any = _keyed(tx_of, event.of_items)
             return
@@ -131,6 +132,7 @@ class Loaders:
             present.disputes, lambda found: [then for d in found if (then := d.at(moment)) is not None]
         )
         self.dispute = _Seen(present.dispute, lambda found: found.at(moment) if found is not None else None)
+        self.proposal = _Seen(present.proposal, lambda found: found.at(moment) if found is not None else None)
         self.proposals = _Seen(
             present.proposals, lambda found: [then for p in found if (then := p.at(moment)) is not None]
         )

@@ -290,6 +290,32 @@ async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> Item
     return (await by_ids(tx, [item_id], as_of)).get(item_id)
 
 
+_OF_SESSION = (
+    select(*_selected(_NOW_COLUMNS)).where(items.c.session_id == bindparam("session")).order_by(items.c.id)
+)
+
+
+async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
+    """The visible items asserted in a session, oldest first (index items_session)."""
+    rows = await tx.execute(_OF_SESSION, {"session": session_id})
+    return [_record(row) for row in rows]
+
+
+_SUPERSEDED_AT = (
+    select(item_states.c.item_id, func.min(item_states.c.since).label("at"))
+    .where(one_of(item_states.c.item_id), item_states.c.status == ItemStatus.SUPERSEDED.value)
+    .group_by(item_states.c.item_id)
+)
+
+
+async def superseded_at(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, datetime]:
+    """When each of the visible items among ``ids`` became SUPERSEDED (those that did)."""
+    if not ids:
+        return {}
+    rows = await tx.execute(_SUPERSEDED_AT, {"ids": list(ids)})
+    return {row.item_id: row.at for row in rows}
+
+
 _SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.supersedes_id))
 _SUCCESSORS_THEN = (
     select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.supersedes_id))

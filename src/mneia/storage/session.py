@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -151,3 +151,14 @@ async def end(tx: Tx, session_id: uuid.UUID) -> bool:
         .values(ended_at=func.coalesce(sessions.c.ended_at, func.now()))
     )
     return result.rowcount == 1
+
+
+async def lock(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:
+    """The session, row-locked until the transaction ends; None when the caller may not end it.
+
+    Concurrent checkpoints of one session (a client retrying after a timeout)
+    queue here, and each then sees what the one before it committed.
+    """
+    statement = by_id_query(bindparam("session")).with_for_update(of=sessions)
+    row = (await tx.execute(statement, {"session": session_id})).first()
+    return from_row(SessionRecord, row) if row else None

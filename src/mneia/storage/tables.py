@@ -290,3 +290,23 @@ disputes = Table(
     Column("resolution_note", Text),
     Column("seq", BigInteger, nullable=False),
 )
+
+handoffs = Table(
+    "handoffs",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    _uuid("session_id"),
+    _uuid("created_by"),
+    _at("created_at"),
+    Column("summary", Text, nullable=False),
+    Column("next_steps", ARRAY(Text), nullable=False),
+    Column("open_questions", ARRAY(Text), nullable=False),
+    Column("item_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("replacement_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("proposal_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("dispute_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("idempotency_key", Text),
+    Column("request_digest", Text, nullable=False),
+)

@@ -346,3 +346,34 @@ CREATE UNIQUE INDEX disputes_one_open_pair ON disputes (workspace_id, item_id, c
   WHERE status = 'OPEN';
 CREATE INDEX disputes_contested ON disputes (workspace_id, contested_id);
 CREATE UNIQUE INDEX disputes_seq ON disputes (workspace_id, seq);
+
+-- A handoff: what a session leaves for whoever resumes the work (R12), written
+-- once by its checkpoint and never changed. It keeps references, never copies:
+-- each reader sees the items, proposals and disputes it names under the
+-- reader's own row-level security. One per session; an idempotency key is the
+-- author's, so a retry of the same checkpoint finds it.
+CREATE TABLE handoffs (
+  workspace_id uuid NOT NULL,
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  session_id uuid NOT NULL,
+  created_by uuid NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  summary text NOT NULL CHECK (length(btrim(summary)) > 0),
+  next_steps text[] NOT NULL DEFAULT '{}',
+  open_questions text[] NOT NULL DEFAULT '{}',
+  item_ids uuid[] NOT NULL DEFAULT '{}',
+  replacement_ids uuid[] NOT NULL DEFAULT '{}',
+  proposal_ids uuid[] NOT NULL DEFAULT '{}',
+  dispute_ids uuid[] NOT NULL DEFAULT '{}',
+  idempotency_key text CHECK (length(idempotency_key) BETWEEN 1 AND 200),
+  request_digest text NOT NULL,
+  PRIMARY KEY (workspace_id, id),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id),
+  FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id),
+  CONSTRAINT handoffs_one_per_session UNIQUE (workspace_id, session_id)
+);
+CREATE UNIQUE INDEX handoffs_idempotency ON handoffs (workspace_id, created_by, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX handoffs_latest ON handoffs (workspace_id, project_id, created_at DESC, id DESC);

@@ -39,6 +39,8 @@ ALTER TABLE proposals ENABLE ROW LEVEL SECURITY;
 ALTER TABLE proposals FORCE ROW LEVEL SECURITY;
 ALTER TABLE disputes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE disputes FORCE ROW LEVEL SECURITY;
+ALTER TABLE handoffs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE handoffs FORCE ROW LEVEL SECURITY;
 
 -- Workspaces and identities ---------------------------------------------------
 
@@ -220,3 +222,18 @@ CREATE POLICY dispute_resolve ON disputes FOR UPDATE
 -- The guards ask whether an item still has open disputes, seen or not.
 CREATE POLICY dispute_guard_read ON disputes FOR SELECT TO mneia_owner
   USING (workspace_id = (SELECT mneia_workspace()));
+
+-- Handoffs (R12): read by whoever works in the project, and by the author;
+-- what they name is filtered again by the policies above, for each reader.
+CREATE POLICY handoff_read ON handoffs FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND (created_by = (SELECT mneia_actor())
+       OR project_id = ANY ((SELECT mneia_team_projects())::uuid[])));
+-- Written by the session's own actor, in the session's project, now.
+CREATE POLICY handoff_write ON handoffs FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
+  AND created_at = now()
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[])
+  AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = handoffs.workspace_id
+                AND s.id = handoffs.session_id AND s.project_id = handoffs.project_id
+                AND s.actor_id = (SELECT mneia_actor())));

@@ -1,0 +1,291 @@
+"""checkpoint, handoff, latestHandoff: the artifact made when work stops (R12).
+
+``checkpoint`` is one transaction: the session's items are written by the
+same code as ``assertItem`` (resolvers.item.write_assertion) and its
+replacements by the same code as ``supersedeItem``
+(resolvers.supersession.write_supersession), so disputes open, suggestions
+wait and an agent's replacement of a human ruling comes back pending exactly
+as there; then the session ends and the handoff is stored, with references
+to what it names. Only the session's actor checkpoints it, once: a second
+checkpoint of an ended session is CONFLICT, unless it carries the first's
+idempotency key and the same input, when it returns the same handoff and
+writes nothing. Retries of one session queue on the session's row lock, so
+two concurrent retries give one handoff.
+
+Every read of a handoff (these and ``resume``) is built for its reader: the
+items, replacements, proposals and disputes it names are loaded under the
+reader's row-level security, the author's text has the ids the reader cannot
+see hidden, and ``rendered`` shows only what remains (R1, R2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import strawberry
+
+from mneia.errors import BadInput, Conflict, Forbidden, NotFound
+from mneia.rehydration import handoff as text
+from mneia.rehydration import render, tokens
+from mneia.resolvers.context import Info
+from mneia.resolvers.inputs import optional_text, parse_id, required_text
+from mneia.resolvers.item import write_assertion
+from mneia.resolvers.supersession import write_supersession
+from mneia.resolvers.view import View
+from mneia.schema.actor import Actor
+from mneia.schema.dispute import Dispute
+from mneia.schema.handoff import CheckpointInput, Handoff
+from mneia.schema.item import AssertItemInput, Item
+from mneia.schema.project import Project
+from mneia.schema.proposal import Proposal
+from mneia.schema.session import Session
+from mneia.schema.supersession import SupersessionNote
+from mneia.storage import dispute, handoff, item, proposal, session
+from mneia.storage.handoff import HandoffRecord, NewHandoff
+from mneia.storage.session import SessionRecord
+from mneia.vocabulary import DisputeStatus, ProposalStatus
+
+KEY_LIMIT = 200
+LINE_LIMIT = 2_000
+"""The longest next step or open question, in characters: each is one line of the text."""
+
+
+def request_digest(input: CheckpointInput) -> str:
+    """What a retry must repeat: the checkpoint's whole input but its key, as canonical JSON."""
+    body = {k: v for k, v in dataclasses.asdict(input).items() if k != "idempotency_key"}
+    encoded = json.dumps(body, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _lines(values: list[str] | None, field: str) -> tuple[str, ...]:
+    return tuple(
+        required_text(value, f"{field}[{index}]", LINE_LIMIT, one_line=True)
+        for index, value in enumerate(values or [])
+    )
+
+
+def _tied(data: AssertItemInput, found: SessionRecord, field: str) -> AssertItemInput:
+    """An assertion of the checkpoint, tied to its session (the one place its items may go)."""
+    if parse_id(data.project_id, f"{field}.projectId") != found.project_id:
+        raise BadInput(f"{field}.projectId", "must be the session's project")
+    if data.session_id is not None and parse_id(data.session_id, f"{field}.sessionId") != found.id:
+        raise BadInput(f"{field}.sessionId", "must be the checkpoint's session (or omitted)")
+    return dataclasses.replace(data, session_id=strawberry.ID(str(found.id)))
+
+
+async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
+    """Write the session's last items, end it, and leave the handoff (see the module's docstring)."""
+    context = info.context
+    tx = context.tx
+    session_key = parse_id(input.session_id, "input.sessionId")
+    summary = required_text(input.summary, "input.summary")
+    next_steps = _lines(input.next_steps, "input.nextSteps")
+    open_questions = _lines(input.open_questions, "input.openQuestions")
+    key = optional_text(input.idempotency_key, "input.idempotencyKey", KEY_LIMIT, one_line=True)
+    digest = request_digest(input)
+
+    if await session.get(tx, session_key) is None:
+        raise NotFound("session", input.session_id)
+    found = await session.lock(tx, session_key)
+    if found is None or found.actor_id != context.actor.id:
+        raise Forbidden("checkpoint: only the session's actor may checkpoint it")
+    if key is not None:
+        earlier = await handoff.by_key(tx, key)
+        if earlier is not None:
+            if earlier.request_digest != digest:
+                raise Conflict(
+                    "checkpoint: input.idempotencyKey was used with another input",
+                    handoffId=str(earlier.id),
+                )
+            return await build(context.view(), earlier)
+    if found.ended_at is not None:
+        existing = await handoff.of_session(tx, session_key)
+        named = f"; its handoff is {existing.id}" if existing else ""
+        raise Conflict(
+            f"checkpoint: session {session_key} has ended{named}",
+            handoffId=str(existing.id) if existing else None,
+        )
+
+    for index, data in enumerate(input.items or []):
+        field = f"input.items[{index}]"
+        await write_assertion(info, _tied(data, found, field), field)
+    for index, change in enumerate(input.supersessions or []):
+        field = f"input.supersessions[{index}]"
+        tied = _tied(change.replacement, found, f"{field}.replacement")
+        await write_supersession(info, dataclasses.replace(change, replacement=tied), field)
+    await session.end(tx, session_key)
+
+    asserted = await item.of_session(tx, session_key)
+    pending = await proposal.of_project(tx, found.project_id, ProposalStatus.PENDING)
+    open_disputes = await dispute.of_project(tx, found.project_id, DisputeStatus.OPEN)
+    stored = await handoff.create(
+        tx,
+        NewHandoff(
+            project_id=found.project_id,
+            session_id=session_key,
+            summary=summary,
+            next_steps=next_steps,
+            open_questions=open_questions,
+            item_ids=tuple(record.id for record in asserted),
+            replacement_ids=tuple(record.id for record in asserted if record.supersedes_id is not None),
+            proposal_ids=tuple(record.id for record in pending),
+            dispute_ids=tuple(record.id for record in open_disputes),
+            idempotency_key=key,
+            request_digest=digest,
+        ),
+    )
+    return await build(context.view(), stored)
+
+
+async def get_handoff(info: Info, id: strawberry.ID) -> Handoff | None:
+    key = parse_id(id, "id")
+    found = (await handoff.by_ids(info.context.tx, [key])).get(key)
+    return await build(info.context.view(), found) if found else None
+
+
+async def latest_handoff(info: Info, project_id: strawberry.ID) -> Handoff | None:
+    """The project's newest handoff the caller can see."""
+    key = parse_id(project_id, "projectId")
+    if await info.context.loaders.project.load(key) is None:
+        raise NotFound("project", project_id)
+    found = await handoff.latest(info.context.tx, key)
+    return await build(info.context.view(), found) if found else None
+
+
+async def _settled(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) or asyncio.isfuture(value) else value
+
+
+def _present(found: list[Any]) -> list[Any]:
+    return [record for record in found if record is not None]
+
+
+async def build(view: View, record: HandoffRecord) -> Handoff:
+    """The handoff as ``view``'s reader may see it: what it names, loaded under the reader's
+    row-level security, and its text made of that alone."""
+    loaders = view.loaders
+    named = list(dict.fromkeys([*record.item_ids, *record.replacement_ids]))
+    found, proposals, disputes, author, held, project = await asyncio.gather(
+        loaders.item.load_many(named),
+        loaders.proposal.load_many(record.proposal_ids),
+        loaders.dispute.load_many(record.dispute_ids),
+        loaders.actor.load(record.created_by),
+        loaders.session.load(record.session_id),
+        loaders.project.load(record.project_id),
+    )
+    seen = {found_item.id: found_item for found_item in _present(found)}
+    asserted = [seen[key] for key in record.item_ids if key in seen]
+    replacements = [seen[key] for key in record.replacement_ids if key in seen]
+    proposals, disputes = _present(proposals), _present(disputes)
+
+    # What they point at, in one batch: the items replaced, and the items the proposals and
+    # disputes are about (a proposal or dispute is visible only with its items, R2).
+    pointed = [r.supersedes_id for r in replacements if r.supersedes_id is not None]
+    pointed += [p.target_id for p in proposals]
+    pointed += [side for d in disputes for side in (d.item_id, d.contested_id)]
+    others, became = await asyncio.gather(
+        loaders.item.load_many(pointed),
+        item.superseded_at(view.context.tx, [r.supersedes_id for r in replacements if r.supersedes_id]),
+    )
+    seen.update({other.id: other for other in _present(others)})
+    notes = [
+        (seen[r.supersedes_id], r)
+        for r in replacements
+        if r.supersedes_id in seen and r.supersedes_id in became
+    ]
+    proposals = [p for p in proposals if p.target_id in seen]
+    disputes = [d for d in disputes if d.item_id in seen and d.contested_id in seen]
+
+    shown = list({record.id: record for record in seen.values()}.values())
+    lines = dict(zip([r.id for r in shown], await view.render_all(shown), strict=True))
+    actors = await loaders.actor.load_many(
+        list({p.proposed_by for p in proposals} | {d.raised_by for d in disputes})
+    )
+    names = {actor.id: actor.name for actor in _present(actors)}
+    reasons = await asyncio.gather(
+        *(_settled(view.redact(replacement.supersession_reason)) for _, replacement in notes),
+        *(_settled(view.redact(p.reason)) for p in proposals),
+        *(_settled(view.redact(d.reason)) for d in disputes),
+        *(
+            _settled(view.redact(value))
+            for value in (record.summary, *record.next_steps, *record.open_questions)
+        ),
+    )
+    note_reasons = reasons[: len(notes)]
+    proposal_reasons = reasons[len(notes) : len(notes) + len(proposals)]
+    dispute_reasons = reasons[len(notes) + len(proposals) : len(notes) + len(proposals) + len(disputes)]
+    summary, *written = reasons[len(notes) + len(proposals) + len(disputes) :]
+    next_steps, open_questions = written[: len(record.next_steps)], written[len(record.next_steps) :]
+
+    awaiting = [
+        text.proposal(
+            p.kind,
+            p.status,
+            names[p.proposed_by],
+            p.proposed_at,
+            lines[p.target_id],
+            p.replacement_item.statement if p.replacement_item else None,
+            reason,
+        )
+        for p, reason in zip(proposals, proposal_reasons, strict=True)
+    ]
+    awaiting += [
+        text.dispute(
+            d.status, names[d.raised_by], d.raised_at, lines[d.item_id], lines[d.contested_id], reason
+        )
+        for d, reason in zip(disputes, dispute_reasons, strict=True)
+    ]
+    client = None
+    if held.client_tool:
+        client = " ".join(part for part in (held.client_tool, held.client_version) if part)
+    rendered = text.rendered(
+        text.HandoffText(
+            project=project.name,
+            author=author.name,
+            author_is_human=author.is_human,
+            created_at=record.created_at,
+            summary=summary,
+            client=client,
+            task=held.task,
+            started_at=held.started_at,
+            deep_link=held.deep_link,
+            next_steps=next_steps,
+            open_questions=open_questions,
+            items=[lines[r.id] for r in asserted],
+            ruled_out=[
+                render.ruled_out(lines[previous.id], became[previous.id], reason, replacement.statement)
+                for (previous, replacement), reason in zip(notes, note_reasons, strict=True)
+            ],
+            awaiting=awaiting,
+        )
+    )
+    return Handoff(
+        id=strawberry.ID(str(record.id)),
+        session=Session.of(held),
+        project=Project.of(project),
+        created_by=Actor.of(author),
+        created_at=record.created_at,
+        summary=summary,
+        next_steps=next_steps,
+        open_questions=open_questions,
+        items_asserted=[Item.of(r, view) for r in asserted],
+        supersessions=[
+            SupersessionNote(
+                previous=Item.of(previous, view),
+                replacement=Item.of(replacement, view),
+                reason=reason,
+                at=became[previous.id],
+            )
+            for (previous, replacement), reason in zip(notes, note_reasons, strict=True)
+        ],
+        pending_confirmations=[Proposal.of(p, view) for p in proposals],
+        disputes=[Dispute.of(d, view) for d in disputes],
+        rendered=rendered,
+        tokens=tokens.count(rendered),
+        encoding=tokens.ENCODING,
+        idempotency_key=record.idempotency_key,
+    )

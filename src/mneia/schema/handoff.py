@@ -1,0 +1,113 @@
+"""Handoff and Resumption: the artifact left when work stops, and what resuming reads (R12).
+
+Types only; ``resolvers.handoff`` builds them, each for the one reader who
+asked: everything a handoff shows is read under that reader's row-level
+security, so two readers of one handoff may see different lists and text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.schema.actor import Actor
+from mneia.schema.dispute import Dispute
+from mneia.schema.item import AssertItemInput, Item
+from mneia.schema.project import Project
+from mneia.schema.proposal import Proposal
+from mneia.schema.session import Session
+from mneia.schema.slice import Slice
+from mneia.schema.supersession import SupersedeInput, SupersessionNote
+
+
+@strawberry.input(
+    description="Where the work stopped: the session's items are written as assertItem writes them,"
+    " its replacements as supersedeItem makes them, then the session ends and the handoff is stored."
+)
+class CheckpointInput:
+    session_id: strawberry.ID
+    summary: str = strawberry.field(description="What was being done and where it stopped.")
+    next_steps: list[str] | None = None
+    open_questions: list[str] | None = None
+    items: list[AssertItemInput] | None = strawberry.field(
+        default=None,
+        description="Asserted as assertItem would, tied to the session (sessionId may be omitted; any other"
+        " session is refused).",
+    )
+    supersessions: list[SupersedeInput] | None = strawberry.field(
+        default=None,
+        description="Replacements, made as supersedeItem would (after the items), tied to the session: an"
+        " agent's replacement of a human ruling becomes a pending proposal.",
+    )
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="A retry with the same key and the same input returns the same Handoff and writes"
+        " nothing; the same key with another input is CONFLICT. Keys are per actor.",
+    )
+
+
+@strawberry.type(
+    description="What a session left for whoever resumes the work. It keeps references: each reader sees"
+    " the items, proposals and disputes it names that the reader may see, as they are now."
+)
+class Handoff:
+    id: strawberry.ID
+    session: Session
+    project: Project
+    created_by: Actor
+    created_at: datetime
+    summary: str
+    next_steps: list[str]
+    open_questions: list[str]
+    items_asserted: list[Item] = strawberry.field(
+        description="The items asserted in the session (the checkpoint's and earlier ones), oldest first."
+    )
+    supersessions: list[SupersessionNote] = strawberry.field(
+        description="The replacements made in the session: what was ruled out, why, and by what."
+    )
+    pending_confirmations: list[Proposal] = strawberry.field(
+        description="The project's proposals pending at the checkpoint, each with its status now."
+    )
+    disputes: list[Dispute] = strawberry.field(
+        description="The project's disputes open at the checkpoint, each with its status now."
+    )
+    rendered: str = strawberry.field(
+        description="Compact Markdown an agent reads first on resume: the task, where it stopped, next"
+        " steps, open questions, new items with their authority, what was ruled out and why, what awaits"
+        " a human."
+    )
+    tokens: int = strawberry.field(description="Tokens of rendered, counted with encoding.")
+    encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
+    idempotency_key: str | None
+
+
+@strawberry.input
+class ResumeInput:
+    project_id: strawberry.ID
+    task: str
+    token_budget: int = strawberry.field(
+        description="Tokens (cl100k_base) the handoff and the slice together may use; at least 1."
+    )
+
+
+@strawberry.type(
+    description="The newest handoff you can see and a slice for the new task, under one token budget."
+)
+class Resumption:
+    handoff: Handoff | None = strawberry.field(description="Null when the project has no handoff you see.")
+    slice: Slice = strawberry.field(
+        description="Rehydrated for the task with what the handoff left of the budget (Slice.tokenBudget):"
+        " every load-bearing constraint you can see is in it, whatever is left."
+    )
+    rendered: str = strawberry.field(
+        description="The handoff's rendered, a heading naming the task, then the slice's; the slice's alone"
+        " when there is no handoff."
+    )
+    token_budget: int
+    tokens_used: int = strawberry.field(description="Tokens of rendered.")
+    over_budget: bool = strawberry.field(
+        description="Only the handoff and the guaranteed constraints may push it over: then the slice holds"
+        " nothing else."
+    )
+    encoding: str
