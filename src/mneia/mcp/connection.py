@@ -31,6 +31,8 @@ from mneia.mcp import operations
 from mneia.mcp.api import Api, ApiError
 
 PROJECT_HEADER = "x-mneia-project"
+RETRIES_KEPT = 16
+"""Idempotency keys remembered per connection, with the session each checkpoint ended."""
 CLIENT_LIMIT = 200
 """The longest client name or version recorded (the API's own limit for them)."""
 
@@ -89,7 +91,18 @@ class Place:
 
     project_id: str | None = None
     session_id: str | None = None
+    checkpointed: dict[str, str] = field(default_factory=dict)
+    """The session each recent checkpoint's idempotency key ended: a retry checkpoints it again."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def ended(self, session: str, key: str | None) -> None:
+        """``session`` was checkpointed: the next write starts a new one; a retry of ``key`` finds it."""
+        if self.session_id == session:
+            self.session_id = None
+        if key:
+            self.checkpointed[key] = session
+            while len(self.checkpointed) > RETRIES_KEPT:
+                del self.checkpointed[next(iter(self.checkpointed))]
 
 
 class Places:

@@ -177,7 +177,8 @@ class Mneia:
         api = self.backend.api()
         project = await self.project(api)
         place = self.place()
-        session = await self.session(api, project)
+        retried = place.checkpointed.get(idempotency_key) if idempotency_key else None
+        session = retried or await self.session(api, project)
         checkpoint: dict[str, Any] = {"sessionId": session, "summary": summary}
         if next_steps:
             checkpoint["nextSteps"] = next_steps
@@ -191,8 +192,7 @@ class Mneia:
             checkpoint["idempotencyKey"] = idempotency_key
         data = await api.run(operations.CHECKPOINT, {"input": checkpoint})
         async with place.lock:
-            if place.session_id == session:
-                place.session_id = None  # ended: the next write starts a new session
+            place.ended(session, idempotency_key)
         return str(data["checkpoint"]["rendered"])
 
     async def assert_item(
