@@ -27,7 +27,7 @@ SESSION_ITEMS = """query ($p: ID!) { items(projectId: $p, first: 50) { nodes {
   statement status authority
   provenance { assertedBy { name kind } partial missing
     session { externalId deepLink endedAt client { tool version } } } } } }"""
-PROPOSALS = "query ($p: ID!) { proposals(projectId: $p, status: PENDING) { kind replacementStatement target { id } } }"
+PROPOSALS = "query ($p: ID!) { proposals(projectId: $p, status: PENDING) { kind target { id } } }"
 
 
 @pytest.fixture(scope="module")
