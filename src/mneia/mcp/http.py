@@ -21,8 +21,9 @@ and ``mneia serve`` may be reached under any host name.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from contextlib import AbstractAsyncContextManager
+import asyncio
+from collections.abc import AsyncIterator, Hashable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
@@ -118,5 +119,30 @@ class Endpoint:
     def route(self) -> Route:
         return Route(PATH, self.app)
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        return self.server.session_manager.run()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The session manager, for as long as the block lasts.
+
+        It runs in a task of its own: its task group must be left by the task
+        that entered it, and whoever runs the application's lifespan (uvicorn,
+        a test's fixture) may end it from another task than the one that
+        started it.
+        """
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def manage() -> None:
+            async with self.server.session_manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.create_task(manage())
+        waiting = asyncio.create_task(started.wait())
+        await asyncio.wait((task, waiting), return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiting.cancel()
+            task.result()  # raises what stopped it
+        try:
+            yield
+        finally:
+            stop.set()
+            await task

@@ -420,6 +420,7 @@ def build(backend: Backend, **settings: Any) -> MCPServer[Any]:
         version=__version__,
         instructions=INSTRUCTIONS,
         website_url=None,
+        log_level="WARNING",  # the SDK configures logging only where nothing did before: quietly
         middleware=[remember_request],
         **settings,
     )
