@@ -25,6 +25,7 @@ from tests.support import (
     MAKE_LOAD_BEARING,
     as_caller,
     assert_code,
+    counted,
     database_state,
     rehydrate,
     rows,
@@ -395,6 +396,7 @@ async def test_r14_bad_checkpoints_name_the_field_and_write_nothing(api: Api, wo
     good = fact(p, "A good fact that must not be written")
     cases = [
         ({"summary": "  "}, "input.summary"),
+        ({"summary": "x" * 4001}, "input.summary"),
         ({"nextSteps": ["ok", ""]}, "input.nextSteps[1]"),
         ({"openQuestions": ["two\nlines"]}, "input.openQuestions[0]"),
         ({"items": [good, fact(other_project, "x")]}, "input.items[1].projectId"),
@@ -455,3 +457,66 @@ async def test_r3_r7_a_checkpoint_by_an_agent_cannot_overrule_a_person(api: Api,
         api.admin_engine, "SELECT count(*) AS n FROM items WHERE supersedes_id = :i", i=made["id"]
     )
     assert found[0]["n"] == 0
+
+
+async def test_r12_a_handoff_names_a_bounded_share_of_what_awaits_and_counts_the_rest(
+    api: Api, world: World
+) -> None:
+    """A session of 23 items: all listed, 20 lines shown; 22 open disputes in the project: the
+    newest 20 named, 3 shown, the rest counted in the text."""
+    p = world.project_id
+    contested = await api.assert_item(world.human.token, projectId=p, statement="Refunds are in cents")
+    for n in range(22):
+        await api.assert_item(
+            world.agent.token,
+            projectId=p,
+            statement=f"Refunds are in units {n}",
+            contradicts=[contested["id"]],
+        )
+    session = await start(api, world.agent, p)
+    left = await checkpoint(
+        api, world.agent, session, items=[fact(p, f"Session fact {n}") for n in range(23)]
+    )
+    assert len(left["itemsAsserted"]) == 23
+    assert len(left["disputes"]) == 20
+    shown = left["rendered"]
+    assert shown.count("FACT: Session fact") == 20 and "FACT: Session fact 19\n… and 3 more\n" in shown
+    assert shown.count("- OPEN: dispute raised by claude-code") == 3
+    assert "… and 17 more: proposals(projectId) and disputes(projectId)\n" in shown
+    assert "units 21" in shown and "units 1 " not in shown  # the newest first
+
+
+async def test_r12_reading_a_handoff_costs_the_same_statements_whatever_it_names(
+    api: Api, world: World, engine: AsyncEngine
+) -> None:
+    """No N+1: handoffs naming 1 and 6 of each (items, replacements, disputes, pending proposals)
+    are read with the same number of statements."""
+    p = world.project_id
+
+    async def left_with(n: int) -> dict[str, Any]:
+        session = await start(api, world.agent, p)
+        olds = [
+            await api.assert_item(world.agent.token, projectId=p, sessionId=session, statement=f"old {k}")
+            for k in range(n)
+        ]
+        rulings = [await ruled(api, world, f"Rule {n} {k}", kind="FACT") for k in range(n)]
+        return await checkpoint(
+            api,
+            world.agent,
+            session,
+            items=[fact(p, f"fact {k}", suggestLoadBearing=True) for k in range(n)]
+            + [fact(p, f"not rule {k}", contradicts=[rulings[k]]) for k in range(n)],
+            supersessions=[
+                {"targetId": old["id"], "reason": "newer", "replacement": fact(p, f"new {k}")}
+                for k, old in enumerate(olds)
+            ],
+        )
+
+    small, large = await left_with(1), await left_with(6)
+    assert len(large["supersessions"]) == 6 and len(large["disputes"]) == 7
+    counts = []
+    for left in (small, large):
+        with counted(engine) as statements:
+            await api.run(world.human.token, BY_ID, h=left["id"])
+        counts.append(len(statements))
+    assert counts[0] == counts[1], counts

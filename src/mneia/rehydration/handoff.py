@@ -31,8 +31,11 @@ RULED_OUT = "## Ruled out in this session (do not propose again)"
 AWAITING = "## Awaiting a human (at the checkpoint; status now)"
 FOR_TASK = "# Project memory for the task:"
 
-LIST_LIMIT = 30
+LIST_LIMIT = 20
 """At most so many lines of each list; the rest is counted ("… and 12 more")."""
+
+AWAITING_SHOWN = 3
+"""At most so many proposals, and so many disputes, are shown: each line holds one or two items'."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +54,16 @@ class HandoffText:
     next_steps: list[str] = field(default_factory=list)
     open_questions: list[str] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
-    """The lines of the items asserted in the session (render.line), oldest first."""
+    """The lines of the items asserted in the session (render.line), oldest first: ``LIST_LIMIT``
+    at most; ``items_more`` counts the others."""
+    items_more: int = 0
     ruled_out: list[str] = field(default_factory=list)
-    """Pieces made by render.ruled_out."""
+    """Pieces made by render.ruled_out, ``LIST_LIMIT`` at most; ``ruled_out_more`` counts the others."""
+    ruled_out_more: int = 0
     awaiting: list[str] = field(default_factory=list)
     """Pieces made by ``proposal`` and ``dispute``."""
+    awaiting_more: int = 0
+    """How many more (that the reader may see) await a human than ``awaiting`` shows."""
 
 
 def _minute(moment: datetime) -> str:
@@ -66,10 +74,12 @@ def _day(moment: datetime) -> str:
     return moment.date().isoformat()
 
 
+def _more(count: int) -> list[str]:
+    return [piece(f"… and {count} more")] if count > 0 else []
+
+
 def _limited(pieces: list[str]) -> list[str]:
-    if len(pieces) <= LIST_LIMIT:
-        return pieces
-    return [*pieces[:LIST_LIMIT], piece(f"… and {len(pieces) - LIST_LIMIT} more")]
+    return pieces[:LIST_LIMIT] + _more(len(pieces) - LIST_LIMIT)
 
 
 def proposal(
@@ -127,13 +137,17 @@ def rendered(text: HandoffText) -> str:
         parts += _limited([piece(f"- {clean(question)}") for question in text.open_questions])
     if text.items:
         parts.append(piece(ASSERTED))
-        parts += _limited([piece(line) for line in text.items])
+        parts += [piece(line) for line in text.items] + _more(text.items_more)
     if text.ruled_out:
         parts.append(piece(RULED_OUT))
-        parts += _limited(text.ruled_out)
+        parts += text.ruled_out + _more(text.ruled_out_more)
     if text.awaiting:
         parts.append(piece(AWAITING))
-        parts += _limited(text.awaiting)
+        parts += text.awaiting
+        if text.awaiting_more:
+            parts.append(
+                piece(f"… and {text.awaiting_more} more: proposals(projectId) and disputes(projectId)")
+            )
     return "".join(parts)
 
 

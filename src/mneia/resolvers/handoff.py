@@ -50,6 +50,11 @@ from mneia.storage.session import SessionRecord
 from mneia.vocabulary import DisputeStatus, ProposalStatus
 
 KEY_LIMIT = 200
+SUMMARY_LIMIT = 4_000
+"""The longest summary, in characters (about a thousand tokens): a handoff is read first, whole."""
+AWAITING_KEPT = 20
+"""A handoff names the project's newest so many pending proposals, and open disputes: what awaits a
+human as the session left it, bounded (proposals(projectId) and disputes(projectId) list all)."""
 LINE_LIMIT = 2_000
 """The longest next step or open question, in characters: each is one line of the text."""
 
@@ -82,7 +87,7 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
     context = info.context
     tx = context.tx
     session_key = parse_id(input.session_id, "input.sessionId")
-    summary = required_text(input.summary, "input.summary")
+    summary = required_text(input.summary, "input.summary", SUMMARY_LIMIT)
     next_steps = _lines(input.next_steps, "input.nextSteps")
     open_questions = _lines(input.open_questions, "input.openQuestions")
     key = optional_text(input.idempotency_key, "input.idempotencyKey", KEY_LIMIT, one_line=True)
@@ -120,8 +125,8 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
     await session.end(tx, session_key)
 
     asserted = await item.of_session(tx, session_key)
-    pending = await proposal.of_project(tx, found.project_id, ProposalStatus.PENDING)
-    open_disputes = await dispute.of_project(tx, found.project_id, DisputeStatus.OPEN)
+    pending = await proposal.of_project(tx, found.project_id, ProposalStatus.PENDING, AWAITING_KEPT)
+    open_disputes = await dispute.of_project(tx, found.project_id, DisputeStatus.OPEN, AWAITING_KEPT)
     stored = await handoff.create(
         tx,
         NewHandoff(
@@ -166,30 +171,26 @@ def _present(found: list[Any]) -> list[Any]:
 
 async def build(view: View, record: HandoffRecord) -> Handoff:
     """The handoff as ``view``'s reader may see it: what it names, loaded under the reader's
-    row-level security, and its text made of that alone."""
+    row-level security, and its text made of that alone (only the lines shown are rendered)."""
     loaders = view.loaders
     named = list(dict.fromkeys([*record.item_ids, *record.replacement_ids]))
-    found, proposals, disputes, author, held, project = await asyncio.gather(
+    found, proposals, disputes = await asyncio.gather(
         loaders.item.load_many(named),
         loaders.proposal.load_many(record.proposal_ids),
         loaders.dispute.load_many(record.dispute_ids),
-        loaders.actor.load(record.created_by),
-        loaders.session.load(record.session_id),
-        loaders.project.load(record.project_id),
     )
     seen = {found_item.id: found_item for found_item in _present(found)}
     asserted = [seen[key] for key in record.item_ids if key in seen]
     replacements = [seen[key] for key in record.replacement_ids if key in seen]
-    proposals, disputes = _present(proposals), _present(disputes)
 
     # What they point at, in one batch: the items replaced, and the items the proposals and
     # disputes are about (a proposal or dispute is visible only with its items, R2).
-    pointed = [r.supersedes_id for r in replacements if r.supersedes_id is not None]
-    pointed += [p.target_id for p in proposals]
+    proposals, disputes = _present(proposals), _present(disputes)
+    replaced = [r.supersedes_id for r in replacements if r.supersedes_id is not None]
+    pointed = [*replaced, *(p.target_id for p in proposals)]
     pointed += [side for d in disputes for side in (d.item_id, d.contested_id)]
     others, became = await asyncio.gather(
-        loaders.item.load_many(pointed),
-        item.superseded_at(view.context.tx, [r.supersedes_id for r in replacements if r.supersedes_id]),
+        loaders.item.load_many(pointed), item.superseded_at(view.context.tx, replaced)
     )
     seen.update({other.id: other for other in _present(others)})
     notes = [
@@ -200,26 +201,43 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     proposals = [p for p in proposals if p.target_id in seen]
     disputes = [d for d in disputes if d.item_id in seen and d.contested_id in seen]
 
-    shown = list({record.id: record for record in seen.values()}.values())
-    lines = dict(zip([r.id for r in shown], await view.render_all(shown), strict=True))
-    actors = await loaders.actor.load_many(
-        list({p.proposed_by for p in proposals} | {d.raised_by for d in disputes})
+    # Only the lines the text shows are rendered.
+    shown_items = asserted[: text.LIST_LIMIT]
+    shown_notes = notes[: text.LIST_LIMIT]
+    shown_proposals = proposals[: text.AWAITING_SHOWN]
+    shown_disputes = disputes[: text.AWAITING_SHOWN]
+    to_render = {r.id: r for r in shown_items}
+    to_render.update({previous.id: previous for previous, _ in shown_notes})
+    to_render.update({p.target_id: seen[p.target_id] for p in shown_proposals})
+    for d in shown_disputes:
+        to_render.update({d.item_id: seen[d.item_id], d.contested_id: seen[d.contested_id]})
+    ordered = list(to_render.values())
+    # In one tick, so that the actors and the session join the lines' own batches.
+    rendered_lines, author, held, project, actors = await asyncio.gather(
+        view.render_all(ordered),
+        loaders.actor.load(record.created_by),
+        loaders.session.load(record.session_id),
+        loaders.project.load(record.project_id),
+        loaders.actor.load_many(
+            list({p.proposed_by for p in shown_proposals} | {d.raised_by for d in shown_disputes})
+        ),
     )
+    lines = dict(zip([r.id for r in ordered], rendered_lines, strict=True))
     names = {actor.id: actor.name for actor in _present(actors)}
     reasons = await asyncio.gather(
         *(_settled(view.redact(replacement.supersession_reason)) for _, replacement in notes),
-        *(_settled(view.redact(p.reason)) for p in proposals),
-        *(_settled(view.redact(d.reason)) for d in disputes),
         *(
             _settled(view.redact(value))
             for value in (record.summary, *record.next_steps, *record.open_questions)
         ),
+        *(_settled(view.redact(p.reason)) for p in shown_proposals),
+        *(_settled(view.redact(d.reason)) for d in shown_disputes),
     )
-    note_reasons = reasons[: len(notes)]
-    proposal_reasons = reasons[len(notes) : len(notes) + len(proposals)]
-    dispute_reasons = reasons[len(notes) + len(proposals) : len(notes) + len(proposals) + len(disputes)]
-    summary, *written = reasons[len(notes) + len(proposals) + len(disputes) :]
-    next_steps, open_questions = written[: len(record.next_steps)], written[len(record.next_steps) :]
+    note_reasons, rest = reasons[: len(notes)], reasons[len(notes) :]
+    summary, rest = rest[0], rest[1:]
+    next_steps, rest = rest[: len(record.next_steps)], rest[len(record.next_steps) :]
+    open_questions, rest = rest[: len(record.open_questions)], rest[len(record.open_questions) :]
+    proposal_reasons, dispute_reasons = rest[: len(shown_proposals)], rest[len(shown_proposals) :]
 
     awaiting = [
         text.proposal(
@@ -231,13 +249,13 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
             p.replacement_item.statement if p.replacement_item else None,
             reason,
         )
-        for p, reason in zip(proposals, proposal_reasons, strict=True)
+        for p, reason in zip(shown_proposals, proposal_reasons, strict=True)
     ]
     awaiting += [
         text.dispute(
             d.status, names[d.raised_by], d.raised_at, lines[d.item_id], lines[d.contested_id], reason
         )
-        for d, reason in zip(disputes, dispute_reasons, strict=True)
+        for d, reason in zip(shown_disputes, dispute_reasons, strict=True)
     ]
     client = None
     if held.client_tool:
@@ -255,12 +273,17 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
             deep_link=held.deep_link,
             next_steps=next_steps,
             open_questions=open_questions,
-            items=[lines[r.id] for r in asserted],
+            items=[lines[r.id] for r in shown_items],
+            items_more=len(asserted) - len(shown_items),
             ruled_out=[
                 render.ruled_out(lines[previous.id], became[previous.id], reason, replacement.statement)
-                for (previous, replacement), reason in zip(notes, note_reasons, strict=True)
+                for (previous, replacement), reason in zip(
+                    shown_notes, note_reasons[: len(shown_notes)], strict=True
+                )
             ],
+            ruled_out_more=len(notes) - len(shown_notes),
             awaiting=awaiting,
+            awaiting_more=len(proposals) + len(disputes) - len(awaiting),
         )
     )
     return Handoff(
@@ -288,4 +311,5 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
         tokens=tokens.count(rendered),
         encoding=tokens.ENCODING,
         idempotency_key=record.idempotency_key,
+        shown=frozenset(r.id for r in shown_items),
     )

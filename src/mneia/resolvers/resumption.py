@@ -47,8 +47,7 @@ async def resume(info: Info, input: ResumeInput) -> Resumption:
     left = await build(context.view(), found)
     heading = text.for_task(task)
     spent = left.tokens + tokens.count(heading)
-    shown = frozenset(asserted.record.id for asserted in left.items_asserted)
-    rest = await slice_for(info, project_key, task, max(0, budget - spent), shown=shown)
+    rest = await slice_for(info, project_key, task, max(0, budget - spent), shown=left.shown)
     used = spent + rest.tokens_used
     return Resumption(
         handoff=left,

@@ -7,6 +7,7 @@ security, so two readers of one handoff may see different lists and text.
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import strawberry
@@ -27,7 +28,9 @@ from mneia.schema.supersession import SupersedeInput, SupersessionNote
 )
 class CheckpointInput:
     session_id: strawberry.ID
-    summary: str = strawberry.field(description="What was being done and where it stopped.")
+    summary: str = strawberry.field(
+        description="What was being done and where it stopped; at most 4,000 characters."
+    )
     next_steps: list[str] | None = None
     open_questions: list[str] | None = None
     items: list[AssertItemInput] | None = strawberry.field(
@@ -67,10 +70,12 @@ class Handoff:
         description="The replacements made in the session: what was ruled out, why, and by what."
     )
     pending_confirmations: list[Proposal] = strawberry.field(
-        description="The project's proposals pending at the checkpoint, each with its status now."
+        description="The project's proposals pending at the checkpoint (the newest 20), each with its status"
+        " now; proposals(projectId) lists them all."
     )
     disputes: list[Dispute] = strawberry.field(
-        description="The project's disputes open at the checkpoint, each with its status now."
+        description="The project's disputes open at the checkpoint (the newest 20), each with its status now;"
+        " disputes(projectId) lists them all."
     )
     rendered: str = strawberry.field(
         description="Compact Markdown an agent reads first on resume: the task, where it stopped, next"
@@ -80,6 +85,8 @@ class Handoff:
     tokens: int = strawberry.field(description="Tokens of rendered, counted with encoding.")
     encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
     idempotency_key: str | None
+    shown: strawberry.Private[frozenset[uuid.UUID]]
+    """The items whose lines ``rendered`` shows: a resumption's slice leaves them out."""
 
 
 @strawberry.input

@@ -104,12 +104,14 @@ async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | No
     return from_row(DisputeRecord, row)
 
 
-async def of_project(tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None) -> list[DisputeRecord]:
-    """A project's visible disputes, newest first."""
+async def of_project(
+    tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None, limit: int | None = None
+) -> list[DisputeRecord]:
+    """A project's visible disputes, newest first (the newest ``limit``, when given)."""
     query = select(*_COLUMNS).where(disputes.c.project_id == project_id)
     if status is not None:
         query = query.where(disputes.c.status == status)
-    rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()))
+    rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()).limit(limit))
     return [from_row(DisputeRecord, row) for row in rows]
 
 

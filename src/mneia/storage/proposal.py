@@ -165,12 +165,16 @@ async def decide(
     return from_row(ProposalRecord, row)
 
 
-async def of_project(tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None) -> list[ProposalRecord]:
-    """A project's visible proposals, newest first."""
+async def of_project(
+    tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None, limit: int | None = None
+) -> list[ProposalRecord]:
+    """A project's visible proposals, newest first (the newest ``limit``, when given)."""
     query = select(*_COLUMNS).where(proposals.c.project_id == project_id)
     if status is not None:
         query = query.where(proposals.c.status == status)
-    rows = await tx.execute(query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()))
+    rows = await tx.execute(
+        query.order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()).limit(limit)
+    )
     return [from_row(ProposalRecord, row) for row in rows]
 
 
