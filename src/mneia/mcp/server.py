@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from mneia.mcp import budget, operations
 from mneia.mcp.api import Api, ApiError
 from mneia.mcp.connection import Place, Places, current, project_id, remember_request, session_id
+from mneia.resolvers.handoff import SUMMARY_LIMIT
 
 Kind = Literal["CONSTRAINT", "DECISION", "FACT", "PREFERENCE", "QUESTION", "TASK"]
 Status = Literal["ACTIVE", "SUPERSEDED", "DISPUTED", "RETIRED"]
@@ -165,7 +166,7 @@ class Mneia:
 
     async def checkpoint(
         self,
-        summary: Text,
+        summary: Annotated[str, Field(min_length=1, max_length=SUMMARY_LIMIT)],
         next_steps: list[str] | None = None,
         open_questions: list[str] | None = None,
         items: list[NewItem] | None = None,
