@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -370,3 +371,15 @@ def test_fit_cuts_between_lines_and_inside_only_a_first_line_too_long() -> None:
     assert budget.fit(whole, 1_000) == whole
     alone = budget.fit("word " * 5_000, 1_000)
     assert budget.count(alone) <= 1_000 and alone.splitlines()[0].endswith(" …")
+
+
+def test_mneia_mcp_starts_without_the_servers_schema() -> None:
+    """The stdio server is launched by the client at every start: it loads no resolver, schema or storage
+    module (it calls the API over HTTP); the limit it copies is the API's."""
+    from mneia.mcp.server import SUMMARY_LIMIT
+    from mneia.resolvers import handoff
+
+    assert SUMMARY_LIMIT == handoff.SUMMARY_LIMIT
+    probe = "import sys, mneia.mcp.stdio; print(sorted(m for m in sys.modules if m.startswith('mneia.')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert not any(layer in loaded for layer in ("mneia.resolvers", "mneia.schema", "mneia.storage")), loaded

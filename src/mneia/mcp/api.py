@@ -1,11 +1,10 @@
-"""The GraphQL API as the MCP tools call it: over HTTP (``mneia mcp``), or in the serving process.
+"""The GraphQL API as the MCP tools call it: over HTTP here (``mneia mcp``), in the serving process
+in ``mcp.http`` (``LocalApi``).
 
 Both send a document and its variables with the caller's bearer token and
 answer the operation's ``data``, or raise ``ApiError`` with the contract's
-error code and message. In the serving process (``/mcp`` in ``mneia serve``)
-the document runs through the same Strawberry schema, extensions and request
-context as ``/graphql``, so authentication, the limits, the one transaction
-per operation and row-level security are the API's own.
+error code and message. This module imports nothing of the server, so that
+``mneia mcp`` starts without loading the schema.
 """
 
 from __future__ import annotations
@@ -13,11 +12,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from mneia.resolvers.context import Context
-from mneia.resolvers.root import MneiaSchema
-from mneia.storage.notification import Hub
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 
@@ -79,20 +73,3 @@ class RemoteApi:
 
     async def aclose(self) -> None:
         await self.client.aclose()
-
-
-class LocalApi:
-    """The serving process's own schema, run for one token: what ``/graphql`` would answer it."""
-
-    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, token: str) -> None:
-        self.schema = schema
-        self.engine = engine
-        self.hub = hub
-        self.token = token
-
-    async def run(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        context = Context(engine=self.engine, bearer=self.token, hub=self.hub)
-        result = await self.schema.execute(document, variable_values=variables or {}, context_value=context)
-        if result.errors:
-            raise_errors([dict(error.formatted) for error in result.errors])
-        return dict(result.data or {})

@@ -10,7 +10,8 @@ and keeps the handshake's ``clientInfo`` for the session's life, so the
 client's name and version reach every Mneia session the connection starts.
 
 Tools run the serving process's own GraphQL schema with the caller's token
-(``api.LocalApi``), so they are authorised and confined by row-level
+(``LocalApi``): the same Strawberry schema, extensions and request context as
+``/graphql``, so they are authorised and confined by row-level
 security exactly as ``/graphql`` is. The token is checked again there, in
 every operation's transaction, so a revocation takes effect at once.
 
@@ -37,8 +38,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from mneia.mcp import server
-from mneia.mcp.api import Api, LocalApi
+from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
+from mneia.resolvers.context import Context
 from mneia.resolvers.root import MneiaSchema
 from mneia.storage import token
 from mneia.storage.database import transaction
@@ -49,6 +51,23 @@ AGENT_SCOPE = "mneia:agent"
 """The scope an agent's token carries; ``/mcp`` requires it, and a human's token never has it."""
 HUMAN_SCOPE = "mneia:human"
 SESSION_HEADER = "mcp-session-id"
+
+
+class LocalApi:
+    """The serving process's own schema, run for one token: what ``/graphql`` would answer it."""
+
+    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, token: str) -> None:
+        self.schema = schema
+        self.engine = engine
+        self.hub = hub
+        self.token = token
+
+    async def run(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        context = Context(engine=self.engine, bearer=self.token, hub=self.hub)
+        result = await self.schema.execute(document, variable_values=variables or {}, context_value=context)
+        if result.errors:
+            raise_errors([dict(error.formatted) for error in result.errors])
+        return dict(result.data or {})
 
 
 class AgentTokens:

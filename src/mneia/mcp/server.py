@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 from mneia.mcp import budget, operations
 from mneia.mcp.api import Api, ApiError
 from mneia.mcp.connection import Place, Places, current, project_id, remember_request, session_id
-from mneia.resolvers.handoff import SUMMARY_LIMIT
 
 Kind = Literal["CONSTRAINT", "DECISION", "FACT", "PREFERENCE", "QUESTION", "TASK"]
 Status = Literal["ACTIVE", "SUPERSEDED", "DISPUTED", "RETIRED"]
@@ -30,6 +29,9 @@ Scope = Literal["PRIVATE", "PROJECT", "TEAM", "WORKSPACE"]
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 SliceBudget = Annotated[int, Field(ge=1, le=budget.MAX_SLICE_BUDGET)]
 Confidence = Annotated[float, Field(ge=0, le=1)]
+SUMMARY_LIMIT = 4_000
+"""A checkpoint's summary, at most (the API's ``resolvers.handoff.SUMMARY_LIMIT``; a test holds them equal,
+and this module does not import the server's resolvers, so that ``mneia mcp`` starts quickly)."""
 
 INSTRUCTIONS = """\
 Mneia is this project's memory, shared by the people and agents who work on it.

@@ -13,8 +13,8 @@ operation, sequential calls, after a warm-up:
 - ``connect`` — an MCP client's whole handshake, ``initialize`` to ``tools/list``
   (for stdio, the process start included).
 
-    .venv/bin/python benchmarks/mcp.py                       # full
-    .venv/bin/python benchmarks/mcp.py --samples 30          # smoke
+    .venv/bin/python benchmarks/mcp_tools.py                       # full
+    .venv/bin/python benchmarks/mcp_tools.py --samples 30          # smoke
 
 The database server comes from ``DATABASE_URL`` (else
 ``MNEIA_BENCH_DATABASE_URL``, else an embedded PostgreSQL).
