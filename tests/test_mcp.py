@@ -11,7 +11,7 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
@@ -383,3 +383,14 @@ def test_mneia_mcp_starts_without_the_servers_schema() -> None:
     probe = "import sys, mneia.mcp.stdio; print(sorted(m for m in sys.modules if m.startswith('mneia.')))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert not any(layer in loaded for layer in ("mneia.resolvers", "mneia.schema", "mneia.storage")), loaded
+
+
+def test_the_tools_vocabulary_is_the_apis() -> None:
+    """Kinds and statuses are the domain's; scopes all but GRANTS (which needs actor ids no tool takes)."""
+    from mneia.mcp.server import Kind, Scope, Status
+    from mneia.vocabulary import ItemKind, ItemStatus
+    from mneia.vocabulary import Scope as Scopes
+
+    assert get_args(Kind) == tuple(ItemKind)
+    assert get_args(Status) == tuple(ItemStatus)
+    assert get_args(Scope) == tuple(s for s in Scopes if s != Scopes.GRANTS)
