@@ -394,3 +394,16 @@ def test_the_tools_vocabulary_is_the_apis() -> None:
     assert get_args(Kind) == tuple(ItemKind)
     assert get_args(Status) == tuple(ItemStatus)
     assert get_args(Scope) == tuple(s for s in Scopes if s != Scopes.GRANTS)
+
+
+async def test_r13_a_client_name_the_api_cannot_store_is_cleaned_not_fatal(
+    base: str, api: Api, world: World
+) -> None:
+    """A NUL (or a lone surrogate) or 300 characters in clientInfo would make startSession refuse every write
+    of the connection: the name is kept as one printable line of at most 200 characters."""
+    odd = Implementation(name="odd\x00client" + "x" * 300, version="1.2\n3")
+    async with http_client(base, world.agent.token, client_info=odd) as client:
+        answer = await call(client, "assert_item", kind="FACT", statement="Odd clients still write")
+    session = (await provenance(api, world, item_id(answer)))["session"]
+    assert session["client"]["tool"] == ("odd client" + "x" * 300)[:200]
+    assert session["client"]["version"] == "1.2 3"

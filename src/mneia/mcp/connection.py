@@ -6,8 +6,8 @@ an assertion, a checkpoint), by the caller's own token, with the client's
 ``client.version``, ``CLAUDE_CODE_SESSION_ID`` (where the client set it) as
 ``externalId`` and, for Claude Code, its resume command as ``deepLink``. A
 client that gave no name or version gets none: the session reports the part
-as missing; a version a client sends whatever it is (Cursor's constant
-``1.0.0``) is recorded as sent, and the session flags it
+as missing; a version a client sends whatever its release (Cursor's
+constant ``1.0.0``) is recorded as sent, and the session flags it
 (``storage.session.PLACEHOLDER_VERSIONS``). ``checkpoint`` ends the session;
 the connection's next write starts another.
 
@@ -72,9 +72,11 @@ def client_info() -> tuple[str | None, str | None]:
 
 
 def _given(value: str | None) -> str | None:
+    """What a client said of itself, as the API can store it: one line of printable characters (a NUL or
+    a lone surrogate would make the API refuse every write of the connection), at most ``CLIENT_LIMIT``."""
     if not isinstance(value, str):
         return None
-    value = " ".join(value.split())
+    value = " ".join("".join(ch if ch.isprintable() else " " for ch in value).split())
     return value[:CLIENT_LIMIT] or None
 
 
