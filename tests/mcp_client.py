@@ -19,8 +19,15 @@ from tests.live import CLI, SCRUBBED
 CLAUDE_CODE = Implementation(name="claude-code", version="2.1.3")
 
 
-def http_client(base: str, token: str | None, *, project: str | None = None, **options: Any) -> Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+def http_client(
+    base: str,
+    token: str | None,
+    *,
+    project: str | None = None,
+    headers: dict[str, str] | None = None,
+    **options: Any,
+) -> Client:
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
     if project:
         headers["X-Mneia-Project"] = project
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))

@@ -106,10 +106,20 @@ async def test_r13_http_session_names_the_client_from_the_handshake(
     found = await provenance(api, world, item_id(answer))
     client_ = found["session"]["client"]
     assert client_ == {"tool": "claude-code", "version": "2.1.3", "placeholderVersion": False}
-    # Over HTTP the client gives no session id of its own: reported missing, never guessed.
+    # This client sent no session id of its own: reported missing, never guessed.
     assert found["session"]["externalId"] is None
     assert found["missing"] == ["externalId", "deepLink"]
     assert found["partial"] is True
+
+
+async def test_r13_http_takes_claude_codes_session_header(base: str, api: Api, world: World) -> None:
+    headers = {"X-Claude-Code-Session-Id": CLAUDE_SESSION}
+    async with http_client(base, world.agent.token, headers=headers) as client:
+        answer = await call(client, "assert_item", kind="FACT", statement="Claude Code said so over HTTP")
+    session = (await provenance(api, world, item_id(answer)))["session"]
+    assert session["externalId"] == CLAUDE_SESSION
+    assert session["deepLink"] == f"claude --resume {CLAUDE_SESSION}"
+    assert session["provenanceMissing"] == []
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -3,8 +3,10 @@
 The session is started the first time the connection needs one (``resume``,
 an assertion, a checkpoint), by the caller's own token, with the client's
 ``clientInfo`` from the MCP handshake as ``client.tool`` and
-``client.version``, ``CLAUDE_CODE_SESSION_ID`` (where the client set it) as
-``externalId`` and, for Claude Code, its resume command as ``deepLink``. A
+``client.version``, Claude Code's session id (``CLAUDE_CODE_SESSION_ID`` for
+``mneia mcp``, the ``X-Claude-Code-Session-Id`` header over HTTP), where the
+client gave it, as ``externalId`` and, for Claude Code, its resume command
+as ``deepLink``. A
 client that gave no name or version gets none: the session reports the part
 as missing; a version a client sends whatever its release (Cursor's
 constant ``1.0.0``) is recorded as sent, and the session flags it

@@ -51,6 +51,8 @@ AGENT_SCOPE = "mneia:agent"
 """The scope an agent's token carries; ``/mcp`` requires it, and a human's token never has it."""
 HUMAN_SCOPE = "mneia:human"
 SESSION_HEADER = "mcp-session-id"
+CLAUDE_SESSION_HEADER = "x-claude-code-session-id"
+"""Claude Code's own session id, which it sends on its HTTP requests (2.1.86 and later)."""
 
 
 class LocalApi:
@@ -117,7 +119,8 @@ class HttpBackend:
         return header(PROJECT_HEADER)
 
     def external_id(self) -> str | None:
-        return None
+        value = header(CLAUDE_SESSION_HEADER)
+        return " ".join(value.split())[:500] or None if value else None
 
 
 class Endpoint:
