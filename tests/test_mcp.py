@@ -340,7 +340,7 @@ def long_statement(n: int) -> str:
 
 
 async def test_no_tool_answer_exceeds_its_budget(base: str, api: Api, world: World) -> None:
-    """40 load-bearing constraints and 40 facts of ~2,500 tokens each: every tool, resource and slice
+    """40 load-bearing constraints and 40 facts of ~1,900 tokens each: every tool, resource and slice
     answers within budget.OUTPUT_CAP tokens, and a cut says what it left out."""
     ids = []
     for n in range(40):
