@@ -499,6 +499,7 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "replacement_ids": [],
             "proposal_ids": [],
             "dispute_ids": [],
+            "pointed_ids": [],
             "request_digest": "planted",
         },
     }

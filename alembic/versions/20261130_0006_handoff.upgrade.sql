@@ -19,6 +19,7 @@ CREATE TABLE handoffs (
   replacement_ids uuid[] NOT NULL DEFAULT '{}',
   proposal_ids uuid[] NOT NULL DEFAULT '{}',
   dispute_ids uuid[] NOT NULL DEFAULT '{}',
+  pointed_ids uuid[] NOT NULL DEFAULT '{}',
   idempotency_key text CHECK (length(idempotency_key) BETWEEN 1 AND 200),
   request_digest text NOT NULL,
   PRIMARY KEY (workspace_id, id),

@@ -139,6 +139,15 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
             replacement_ids=tuple(record.id for record in asserted if record.supersedes_id is not None),
             proposal_ids=tuple(record.id for record in pending),
             dispute_ids=tuple(record.id for record in open_disputes),
+            pointed_ids=tuple(
+                dict.fromkeys(
+                    [
+                        *(record.supersedes_id for record in asserted if record.supersedes_id is not None),
+                        *(record.target_id for record in pending),
+                        *(side for record in open_disputes for side in (record.item_id, record.contested_id)),
+                    ]
+                )
+            ),
             idempotency_key=key,
             request_digest=digest,
         ),
@@ -173,26 +182,20 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     """The handoff as ``view``'s reader may see it: what it names, loaded under the reader's
     row-level security, and its text made of that alone (only the lines shown are rendered)."""
     loaders = view.loaders
-    named = list(dict.fromkeys([*record.item_ids, *record.replacement_ids]))
-    found, proposals, disputes = await asyncio.gather(
+    # One batch of each kind: every item the handoff names or points at, and when those that
+    # were replaced became SUPERSEDED.
+    named = list(dict.fromkeys([*record.item_ids, *record.replacement_ids, *record.pointed_ids]))
+    found, proposals, disputes, became = await asyncio.gather(
         loaders.item.load_many(named),
         loaders.proposal.load_many(record.proposal_ids),
         loaders.dispute.load_many(record.dispute_ids),
+        item.superseded_at(view.context.tx, record.pointed_ids),
     )
     seen = {found_item.id: found_item for found_item in _present(found)}
     asserted = [seen[key] for key in record.item_ids if key in seen]
     replacements = [seen[key] for key in record.replacement_ids if key in seen]
-
-    # What they point at, in one batch: the items replaced, and the items the proposals and
-    # disputes are about (a proposal or dispute is visible only with its items, R2).
+    # A proposal or dispute is visible only with its items (R2); a note only with both sides.
     proposals, disputes = _present(proposals), _present(disputes)
-    replaced = [r.supersedes_id for r in replacements if r.supersedes_id is not None]
-    pointed = [*replaced, *(p.target_id for p in proposals)]
-    pointed += [side for d in disputes for side in (d.item_id, d.contested_id)]
-    others, became = await asyncio.gather(
-        loaders.item.load_many(pointed), item.superseded_at(view.context.tx, replaced)
-    )
-    seen.update({other.id: other for other in _present(others)})
     notes = [
         (seen[r.supersedes_id], r)
         for r in replacements

@@ -38,6 +38,9 @@ class NewHandoff:
     replacement_ids: tuple[uuid.UUID, ...]
     proposal_ids: tuple[uuid.UUID, ...]
     dispute_ids: tuple[uuid.UUID, ...]
+    pointed_ids: tuple[uuid.UUID, ...]
+    """The items the replacements, proposals and disputes point at (what was replaced, the targets,
+    both sides): a reader loads them in one batch with the rest."""
     idempotency_key: str | None
     request_digest: str
     """A digest of the checkpoint's input: a retry with the same key must carry the same."""
@@ -57,6 +60,7 @@ class HandoffRecord:
     replacement_ids: list[uuid.UUID]
     proposal_ids: list[uuid.UUID]
     dispute_ids: list[uuid.UUID]
+    pointed_ids: list[uuid.UUID]
     idempotency_key: str | None
     request_digest: str
 

@@ -307,6 +307,7 @@ handoffs = Table(
     Column("replacement_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
     Column("proposal_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
     Column("dispute_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("pointed_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
     Column("idempotency_key", Text),
     Column("request_digest", Text, nullable=False),
 )

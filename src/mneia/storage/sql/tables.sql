@@ -366,6 +366,8 @@ CREATE TABLE handoffs (
   replacement_ids uuid[] NOT NULL DEFAULT '{}',
   proposal_ids uuid[] NOT NULL DEFAULT '{}',
   dispute_ids uuid[] NOT NULL DEFAULT '{}',
+  -- The items those replacements, proposals and disputes point at: read in one batch with the rest.
+  pointed_ids uuid[] NOT NULL DEFAULT '{}',
   idempotency_key text CHECK (length(idempotency_key) BETWEEN 1 AND 200),
   request_digest text NOT NULL,
   PRIMARY KEY (workspace_id, id),
