@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, TextResourceContents
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -417,3 +418,28 @@ async def test_r13_a_client_name_the_api_cannot_store_is_cleaned_not_fatal(
     session = (await provenance(api, world, item_id(answer)))["session"]
     assert session["client"]["tool"] == ("odd client" + "x" * 300)[:200]
     assert session["client"]["version"] == "1.2 3"
+
+
+REVOKE_OWN = "mutation($t: ID!) { revokeToken(id: $t) { id active } }"
+OWN_TOKENS = "{ tokens { id active } }"
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_revoked_token_is_refused_at_once_mid_connection(
+    base: str, api: Api, world: World, transport: str
+) -> None:
+    """The token is checked on every call (by the bearer middleware, and in the operation's own
+    transaction), so revoking it ends what an open connection may do."""
+    client = (
+        http_client(base, world.agent.token) if transport == "http" else stdio_client(base, world.agent.token)
+    )
+    async with client:
+        await call(client, "search_items")
+        (own,) = (await api.run(world.agent.token, OWN_TOKENS))["tokens"]
+        await api.run(world.agent.token, REVOKE_OWN, t=own["id"])
+        if transport == "stdio":
+            assert (await refused(client, "search_items")).startswith("UNAUTHENTICATED: ")
+        else:
+            with pytest.raises(MCPError, match="Server returned an error response"):
+                await client.call_tool("search_items", {})  # what the SDK's client makes of the 401
+            assert (await post_initialize(base, world.agent.token)).status_code == 401
