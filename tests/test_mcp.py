@@ -309,6 +309,8 @@ async def test_resources_and_prompts(base: str, api: Api, world: World) -> None:
         assert listed == {"mneia://handoff/latest", "mneia://constraints"}
         templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
         assert templates == ["mneia://items/{id}"]
+        (handoff,) = (await client.read_resource("mneia://handoff/latest")).contents
+        assert isinstance(handoff, TextResourceContents) and handoff.text == "No handoff yet in this project."
         (constraints,) = (await client.read_resource("mneia://constraints")).contents
         assert isinstance(constraints, TextResourceContents)
         assert constraints.text.startswith("[human-confirmed · alice · ")
