@@ -27,7 +27,7 @@ from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.live import uvicorn_serving
 from tests.mcp_client import call, http_client, refused, stdio_client, stdio_parameters
-from tests.support import ADD_PROJECT_MEMBER, CONFIRM_ITEM, MAKE_LOAD_BEARING, database_state
+from tests.support import ADD_PROJECT_MEMBER, CONFIRM_ITEM, MAKE_LOAD_BEARING, database_state, rows
 
 TOOLS = {
     "resume",
@@ -445,3 +445,22 @@ async def test_a_revoked_token_is_refused_at_once_mid_connection(
             with pytest.raises(MCPError, match="Server returned an error response"):
                 await client.call_tool("search_items", {})  # what the SDK's client makes of the 401
             assert (await post_initialize(base, world.agent.token)).status_code == 401
+
+
+SESSIONS_OF = "query($p: ID!) { items(projectId: $p) { totalCount nodes { provenance { session { id } } } } }"
+
+
+async def test_r14_a_refused_first_write_leaves_only_the_connections_session(
+    base: str, api: Api, world: World
+) -> None:
+    """The session a refused write started stays, empty, and the connection's next write uses it."""
+    async with http_client(base, world.agent.token) as client:
+        error = await refused(client, "assert_item", kind="FACT", statement="Stale soon", decay_after="soon")
+        assert error.startswith("BAD_USER_INPUT: ") and "decayAfter" in error, error
+        assert (await api.run(world.human.token, SESSIONS_OF, p=world.project_id))["items"]["totalCount"] == 0
+        answer = await call(client, "assert_item", kind="FACT", statement="Stale soon", decay_after="P30D")
+    found = await provenance(api, world, item_id(answer))
+    sessions = await rows(
+        api.admin_engine, "SELECT id FROM sessions WHERE workspace_id = :w", w=world.workspace_id
+    )
+    assert [str(row["id"]) for row in sessions] == [found["session"]["id"]]
