@@ -38,7 +38,12 @@ SCENARIOS = (
 
 
 def installed(package: Path) -> str:
-    node = node_clients()
+    """Node, with ``package`` installed from the lock file; the test skips, saying why, when the npm
+    registry cannot be reached (``npm ci`` fails) or the package is absent."""
+    try:
+        node = node_clients()
+    except AssertionError as failed:
+        pytest.skip(f"tests/clients could not be installed (npm registry unreachable?): {failed}"[:500])
     if not (package / "package.json").is_file():
         pytest.skip(f"{package.name} is not installed in {CLIENTS} (npm registry unreachable?)")
     return node
