@@ -465,3 +465,19 @@ async def test_r14_a_refused_first_write_leaves_only_the_connections_session(
         api.admin_engine, "SELECT id FROM sessions WHERE workspace_id = :w", w=world.workspace_id
     )
     assert [str(row["id"]) for row in sessions] == [found["session"]["id"]]
+
+
+def test_a_resumption_over_the_cap_gives_way_in_the_handoff_first() -> None:
+    """The slice's guaranteed constraints come last in a resumption: a cut keeps them."""
+    rule = "[human-confirmed · alice · 2026-11-30 · load-bearing] CONSTRAINT: Never log card numbers"
+    handoff = "# Handoff: payments\n" + "\n".join(f"{n}. step " + "word " * 80 for n in range(300))
+    slice_ = f"# Project memory for the task: refunds\n## Constraints\n{rule}"
+    cut = budget.fit_resumption(f"{handoff}\n{slice_}", 2_000)
+    assert budget.count(cut) <= 2_000
+    assert cut.startswith("# Handoff: payments\n0. step") and cut.endswith(slice_)
+    assert "[cut: " in cut and "the slice for the task follows whole" in cut
+    crowded = slice_ + "".join(f"\n{rule} {n}" for n in range(400))
+    cut = budget.fit_resumption(f"{handoff}\n{crowded}", 2_000)
+    assert budget.count(cut) <= 2_000 and cut.startswith("[the handoff is left out")
+    assert rule in cut
+    assert budget.fit_resumption("# Handoff: short\n" + slice_) == "# Handoff: short\n" + slice_

@@ -14,6 +14,7 @@ constraints alone exceed it.
 from __future__ import annotations
 
 from mneia.rehydration import tokens
+from mneia.rehydration.handoff import FOR_TASK
 
 OUTPUT_CAP = 8_000
 """The most tokens any tool answer, resource or prompt holds."""
@@ -63,3 +64,25 @@ def fit(text: str, cap: int = OUTPUT_CAP, *, advice: str = "ask for less") -> st
     left = len(lines) - len(kept)
     notice = f"[cut: {left} more line(s) over this tool's {cap}-token output cap; {advice}]"
     return "\n".join([*kept, notice])
+
+
+def fit_resumption(text: str, cap: int = OUTPUT_CAP) -> str:
+    """A resumption (a handoff, then the task's slice) within ``cap``, cut in the handoff first.
+
+    The slice comes last and holds the guaranteed constraints, which a cut
+    from the end would drop first: so the handoff gives way, and when the
+    slice alone is over the cap, the handoff is left out and the slice cut.
+    """
+    if count(text) <= cap:
+        return text
+    at = text.find("\n" + FOR_TASK)
+    if at < 0:
+        return fit(text, cap)
+    handoff, slice_ = text[:at], text[at + 1 :]
+    room = cap - count(slice_) - 1
+    if room >= 2 * _NOTICE_ROOM:
+        return fit(handoff, room, advice="the slice for the task follows whole") + "\n" + slice_
+    left_out = (
+        "[the handoff is left out: the slice alone reaches the output cap; read mneia://handoff/latest]"
+    )
+    return left_out + "\n" + fit(slice_, cap - count(left_out) - 1, advice="ask for a smaller token_budget")

@@ -155,7 +155,7 @@ class Mneia:
         data = await api.run(
             operations.RESUME, {"input": {"projectId": project, "task": task, "tokenBudget": token_budget}}
         )
-        return str(data["resume"]["rendered"])
+        return budget.fit_resumption(str(data["resume"]["rendered"]))
 
     async def rehydrate(self, task: Text, token_budget: SliceBudget = budget.DEFAULT_SLICE_BUDGET) -> str:
         """What a task needs from the project's memory under a token budget, without the handoff."""
