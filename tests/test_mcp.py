@@ -481,3 +481,36 @@ def test_a_resumption_over_the_cap_gives_way_in_the_handoff_first() -> None:
     assert budget.count(cut) <= 2_000 and cut.startswith("[the handoff is left out")
     assert rule in cut
     assert budget.fit_resumption("# Handoff: short\n" + slice_) == "# Handoff: short\n" + slice_
+
+
+async def test_every_optional_argument_takes_null(base: str, world: World) -> None:
+    """Models held to strict function schemas send null for each argument they leave out."""
+    async with http_client(base, world.agent.token) as client:
+        nothing = "Nothing in this project's memory for the task yet (no handoff, no item)."
+        assert await call(client, "rehydrate", task="refunds", token_budget=None) == nothing
+        assert await call(client, "resume", task="refunds", token_budget=None) == nothing
+        answer = await call(
+            client,
+            "assert_item",
+            kind="FACT",
+            statement="Null-tolerant",
+            details=None,
+            basis=None,
+            confidence=None,
+            suggest_load_bearing=None,
+            scope=None,
+            decay_after=None,
+        )
+        assert answer.startswith("[agent-asserted")
+        found = await call(client, "search_items", text=None, kinds=None, statuses=None, limit=None)
+        assert "FACT: Null-tolerant" in found
+        handoff = await call(
+            client,
+            "checkpoint",
+            summary="Stop",
+            next_steps=None,
+            open_questions=None,
+            items=None,
+            idempotency_key=None,
+        )
+        assert handoff.startswith("# Handoff")

@@ -42,6 +42,10 @@ End with `checkpoint`: a summary, next steps and open questions for whoever resu
 Lines open with their authority: [human-confirmed …] is a ruling, [agent-asserted … unconfirmed] a guess.
 Find an item's id with `search_items`; each line ends with it."""
 
+# Every optional argument also takes null: models asked for strict function schemas (every argument
+# required, the optional ones nullable) send null for what they leave out.
+NOTHING = "Nothing in this project's memory for the task yet (no handoff, no item)."
+
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
@@ -71,7 +75,7 @@ class NewItem(BaseModel):
     details: str | None = None
     basis: str | None = None
     confidence: Confidence | None = None
-    suggest_load_bearing: bool = False
+    suggest_load_bearing: bool | None = False
 
 
 def line(node: dict[str, Any]) -> str:
@@ -122,7 +126,7 @@ class Mneia:
         details: str | None = None,
         basis: str | None = None,
         confidence: float | None = None,
-        suggest_load_bearing: bool = False,
+        suggest_load_bearing: bool | None = False,
         scope: str | None = None,
         decay_after: str | None = None,
         contradicts: list[str] | None = None,
@@ -140,31 +144,47 @@ class Mneia:
             "sessionId": session,
             "kind": kind,
             "statement": statement,
-            "suggestLoadBearing": suggest_load_bearing,
+            "suggestLoadBearing": bool(suggest_load_bearing),
             **{name: value for name, value in given.items() if value is not None},
         }
 
     # --- tools -----------------------------------------------------------------------------------
 
-    async def resume(self, task: Text, token_budget: SliceBudget = budget.DEFAULT_SLICE_BUDGET) -> str:
+    async def resume(self, task: Text, token_budget: SliceBudget | None = budget.DEFAULT_SLICE_BUDGET) -> str:
         """Start work on a task: the latest handoff of the project and what the task needs from its memory
         (every load-bearing constraint, what was ruled out recently, the most relevant items) as text."""
         api = self.backend.api()
         project = await self.project(api)
         await self.session(api, project, task)
         data = await api.run(
-            operations.RESUME, {"input": {"projectId": project, "task": task, "tokenBudget": token_budget}}
+            operations.RESUME,
+            {
+                "input": {
+                    "projectId": project,
+                    "task": task,
+                    "tokenBudget": token_budget or budget.DEFAULT_SLICE_BUDGET,
+                }
+            },
         )
-        return budget.fit_resumption(str(data["resume"]["rendered"]))
+        return budget.fit_resumption(str(data["resume"]["rendered"])) or NOTHING
 
-    async def rehydrate(self, task: Text, token_budget: SliceBudget = budget.DEFAULT_SLICE_BUDGET) -> str:
+    async def rehydrate(
+        self, task: Text, token_budget: SliceBudget | None = budget.DEFAULT_SLICE_BUDGET
+    ) -> str:
         """What a task needs from the project's memory under a token budget, without the handoff."""
         api = self.backend.api()
         project = await self.project(api)
         data = await api.run(
-            operations.REHYDRATE, {"input": {"projectId": project, "task": task, "tokenBudget": token_budget}}
+            operations.REHYDRATE,
+            {
+                "input": {
+                    "projectId": project,
+                    "task": task,
+                    "tokenBudget": token_budget or budget.DEFAULT_SLICE_BUDGET,
+                }
+            },
         )
-        return str(data["rehydrate"]["rendered"])
+        return str(data["rehydrate"]["rendered"]) or NOTHING
 
     async def checkpoint(
         self,
@@ -205,8 +225,8 @@ class Mneia:
         details: str | None = None,
         basis: str | None = None,
         confidence: Confidence | None = None,
-        suggest_load_bearing: bool = False,
-        scope: Scope = "PROJECT",
+        suggest_load_bearing: bool | None = False,
+        scope: Scope | None = "PROJECT",
         decay_after: str | None = None,
     ) -> str:
         """Record an item of project memory (a constraint, decision, fact, preference, question or task),
@@ -305,7 +325,7 @@ class Mneia:
         text: str | None = None,
         kinds: list[Kind] | None = None,
         statuses: list[Status] | None = None,
-        limit: Annotated[int, Field(ge=1, le=budget.MAX_SEARCH_LIMIT)] = budget.DEFAULT_SEARCH_LIMIT,
+        limit: Annotated[int, Field(ge=1, le=budget.MAX_SEARCH_LIMIT)] | None = budget.DEFAULT_SEARCH_LIMIT,
     ) -> str:
         """Items of the project matching words of text (all items without it), newest first, one line each
         with its id. kinds and statuses narrow it (every status by default)."""
@@ -318,7 +338,8 @@ class Mneia:
             filter_["kinds"] = kinds
         if statuses:
             filter_["statuses"] = statuses
-        page = (await api.run(operations.SEARCH, {"project": project, "filter": filter_, "first": limit}))[
+        first = limit or budget.DEFAULT_SEARCH_LIMIT
+        page = (await api.run(operations.SEARCH, {"project": project, "filter": filter_, "first": first}))[
             "items"
         ]
         lines = [line(node) for node in page["nodes"]]
