@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any, get_args
 
@@ -17,13 +18,16 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, TextResourceContents
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from graphql import FieldNode, GraphQLObjectType, TypeInfo, TypeInfoVisitor, Visitor, parse, visit
 from mneia.app import create_app
+from mneia.config import app_url
 from mneia.mcp import budget, operations
 from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.resolvers.root import build_schema
+from mneia.storage.database import create_engine
 from tests.graphql import Api, World
 from tests.live import uvicorn_serving
 from tests.mcp_client import call, http_client, refused, stdio_client, stdio_parameters
@@ -514,3 +518,27 @@ async def test_every_optional_argument_takes_null(base: str, world: World) -> No
             idempotency_key=None,
         )
         assert handoff.startswith("# Handoff")
+
+
+async def test_http_answers_503_when_the_database_is_away(admin_url: str, world: World) -> None:
+    """The bearer check cannot reach the database: 503 with Retry-After, to retry; not 401, not 500."""
+    refused = make_url(app_url(admin_url)).set(username=f"nobody_{uuid.uuid4().hex[:8]}", password=None)
+    engine = create_engine(refused.render_as_string(hide_password=False))
+    app = create_app(engine)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://mneia.test"
+        ) as http:
+            response = await http.post(
+                "/mcp",
+                json=INITIALIZE,
+                headers={
+                    "Authorization": f"Bearer {world.agent.token}",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
+    finally:
+        await engine.dispose()
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    assert response.json()["error"] == "temporarily_unavailable"

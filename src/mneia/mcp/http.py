@@ -23,6 +23,8 @@ and ``mneia serve`` may be reached under any host name.
 from __future__ import annotations
 
 import asyncio
+import logging
+import uuid
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,7 +35,10 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.authentication import AuthenticationError
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -42,9 +47,11 @@ from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
 from mneia.resolvers.context import Context
 from mneia.resolvers.root import MneiaSchema
-from mneia.storage import token
+from mneia.storage import failures, token
 from mneia.storage.database import transaction
 from mneia.storage.notification import Hub
+
+log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 AGENT_SCOPE = "mneia:agent"
@@ -72,6 +79,20 @@ class LocalApi:
         return dict(result.data or {})
 
 
+class Unavailable(AuthenticationError):
+    """The token could not be checked: the database is away (a 503 to retry, never a 401 or a 500)."""
+
+
+def unavailable(_: HTTPConnection, error: Exception) -> Response:
+    request_id = uuid.uuid4().hex[:12]
+    log.warning("MCP request %s: the database is unavailable: %s", request_id, error.__cause__ or error)
+    body = {
+        "error": "temporarily_unavailable",
+        "error_description": f"the database is unavailable; retry shortly (request {request_id})",
+    }
+    return JSONResponse(body, status_code=503, headers={"Retry-After": "1"})
+
+
 class AgentTokens:
     """The SDK's ``TokenVerifier`` over Mneia's tokens: the actor, and its kind as a scope."""
 
@@ -79,8 +100,13 @@ class AgentTokens:
         self.engine = engine
 
     async def verify_token(self, token_: str) -> AccessToken | None:
-        async with transaction(self.engine) as tx:
-            actor = await token.authenticate(tx, token_)
+        try:
+            async with transaction(self.engine) as tx:
+                actor = await token.authenticate(tx, token_)
+        except Exception as error:
+            if failures.unavailable(error):
+                raise Unavailable("the database is unavailable") from error
+            raise
         if actor is None:
             return None
         return AccessToken(
@@ -134,7 +160,9 @@ class Endpoint:
         )
         guarded: ASGIApp = RequireAuthMiddleware(app, [AGENT_SCOPE])
         self.app: ASGIApp = AuthenticationMiddleware(
-            AuthContextMiddleware(guarded), backend=BearerAuthBackend(AgentTokens(engine))
+            AuthContextMiddleware(guarded),
+            backend=BearerAuthBackend(AgentTokens(engine)),
+            on_error=unavailable,
         )
 
     @property
