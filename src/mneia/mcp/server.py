@@ -83,6 +83,11 @@ def line(node: dict[str, Any]) -> str:
     return f"{node['rendered']} — id {node['id']}"
 
 
+def slice_input(project: str, task: str, token_budget: int | None) -> dict[str, Any]:
+    budget_ = token_budget or budget.DEFAULT_SLICE_BUDGET
+    return {"input": {"projectId": project, "task": task, "tokenBudget": budget_}}
+
+
 def opened(dispute: str, item: dict[str, Any], contested: dict[str, Any]) -> str:
     return f"Dispute {dispute} opened; a human resolves it.\n{line(item)}\ncontests: {line(contested)}"
 
@@ -156,16 +161,7 @@ class Mneia:
         api = self.backend.api()
         project = await self.project(api)
         await self.session(api, project, task)
-        data = await api.run(
-            operations.RESUME,
-            {
-                "input": {
-                    "projectId": project,
-                    "task": task,
-                    "tokenBudget": token_budget or budget.DEFAULT_SLICE_BUDGET,
-                }
-            },
-        )
+        data = await api.run(operations.RESUME, slice_input(project, task, token_budget))
         return budget.fit_resumption(str(data["resume"]["rendered"])) or NOTHING
 
     async def rehydrate(
@@ -174,16 +170,7 @@ class Mneia:
         """What a task needs from the project's memory under a token budget, without the handoff."""
         api = self.backend.api()
         project = await self.project(api)
-        data = await api.run(
-            operations.REHYDRATE,
-            {
-                "input": {
-                    "projectId": project,
-                    "task": task,
-                    "tokenBudget": token_budget or budget.DEFAULT_SLICE_BUDGET,
-                }
-            },
-        )
+        data = await api.run(operations.REHYDRATE, slice_input(project, task, token_budget))
         return str(data["rehydrate"]["rendered"]) or NOTHING
 
     async def checkpoint(
