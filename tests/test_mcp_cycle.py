@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -128,6 +129,12 @@ async def test_agent_cycle_through_mcp_then_a_second_client_resumes(
     assert "Awaiting a human" in resumed
     assert "Write the ledger entries" in str(latest.contents[0])
     within_budget(answers)
+
+    # And Alice's own token cannot drive an MCP client (R3): refused at the handshake.
+    with pytest.raises(ExceptionGroup) as refused:  # the SDK's client ends its task group on the 403
+        async with http_client(base, world.human.token) as client:
+            await client.list_tools()
+    assert refused.group_contains(MCPError, match="Server returned an error response")
 
 
 async def test_a_write_after_a_checkpoint_starts_a_new_session(base: str, api: Api, world: World) -> None:
