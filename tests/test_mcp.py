@@ -542,3 +542,26 @@ async def test_http_answers_503_when_the_database_is_away(admin_url: str, world:
     assert response.status_code == 503, response.text
     assert response.headers["retry-after"] == "1"
     assert response.json()["error"] == "temporarily_unavailable"
+
+
+END_SESSION = "mutation($s: ID!) { endSession(id: $s) { endedAt } }"
+
+
+async def test_r13_a_session_ended_elsewhere_gives_way_to_a_new_one(
+    base: str, api: Api, world: World
+) -> None:
+    """A human ends the connection's session through the API: the next write starts a new session
+    (the API refuses writes to an ended one) instead of failing for the rest of the connection."""
+    async with http_client(base, world.agent.token) as client:
+        first = await call(client, "assert_item", kind="FACT", statement="Before the end")
+        ended = (await provenance(api, world, item_id(first)))["session"]["id"]
+        await api.run(world.human.token, END_SESSION, s=ended)
+        second = await call(client, "assert_item", kind="FACT", statement="After the end")
+        third = await call(
+            client, "supersede_item", target_id=item_id(second), statement="After, again", reason="r"
+        )
+    sessions = [
+        (await provenance(api, world, item_id(a)))["session"] for a in (second, third.split("now: ")[1])
+    ]
+    assert sessions[0]["id"] == sessions[1]["id"] != ended
+    assert sessions[0]["client"]["tool"] == "claude-code"

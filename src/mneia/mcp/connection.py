@@ -99,10 +99,14 @@ class Place:
     """The session each recent checkpoint's idempotency key ended: a retry checkpoints it again."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def ended(self, session: str, key: str | None) -> None:
-        """``session`` was checkpointed: the next write starts a new one; a retry of ``key`` finds it."""
+    def forget(self, session: str) -> None:
+        """``session`` ended elsewhere: the next write starts a new one."""
         if self.session_id == session:
             self.session_id = None
+
+    def ended(self, session: str, key: str | None) -> None:
+        """``session`` was checkpointed: the next write starts a new one; a retry of ``key`` finds it."""
+        self.forget(session)
         if key:
             self.checkpointed[key] = session
             while len(self.checkpointed) > RETRIES_KEPT:

@@ -121,6 +121,20 @@ class Mneia:
     async def session(self, api: Api, project: str, task: str | None = None) -> str:
         return await session_id(api, self.place(), project, task=task, external_id=self.backend.external_id())
 
+    async def in_session(
+        self, api: Api, project: str, write: Callable[[str], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """``write`` into the connection's session; into a new one when that session was ended elsewhere
+        (a human's ``endSession``, a checkpoint through the API), since the API refuses writes to it."""
+        session = await self.session(api, project)
+        try:
+            return await write(session)
+        except ApiError as error:
+            if error.code != "BAD_USER_INPUT" or ".sessionId: has ended" not in error.message:
+                raise
+        self.place().forget(session)
+        return await write(await self.session(api, project))
+
     def assertion(
         self,
         project: str,
@@ -222,21 +236,23 @@ class Mneia:
         go stale on their own."""
         api = self.backend.api()
         project = await self.project(api)
-        session = await self.session(api, project)
-        new = self.assertion(
-            project,
-            session,
-            kind,
-            statement,
-            details=details,
-            basis=basis,
-            confidence=confidence,
-            suggest_load_bearing=suggest_load_bearing,
-            scope=scope,
-            decay_after=decay_after,
-        )
-        item = (await api.run(operations.ASSERT, {"input": new}))["assertItem"]
-        return line(item)
+
+        async def write(session: str) -> dict[str, Any]:
+            new = self.assertion(
+                project,
+                session,
+                kind,
+                statement,
+                details=details,
+                basis=basis,
+                confidence=confidence,
+                suggest_load_bearing=suggest_load_bearing,
+                scope=scope,
+                decay_after=decay_after,
+            )
+            return await api.run(operations.ASSERT, {"input": new})
+
+        return line((await self.in_session(api, project, write))["assertItem"])
 
     async def supersede_item(
         self,
@@ -252,18 +268,18 @@ class Mneia:
         for a human to confirm. kind defaults to the target's."""
         api = self.backend.api()
         project = await self.project(api)
-        session = await self.session(api, project)
         if kind is None:
             target = (await api.run(operations.KIND, {"id": target_id}))["item"]
             if target is None:
                 raise ApiError("NOT_FOUND", f"item {target_id} not found")
             kind = target["kind"]
-        replacement = self.assertion(project, session, str(kind), statement, details=details, basis=basis)
-        data = await api.run(
-            operations.SUPERSEDE,
-            {"input": {"targetId": target_id, "replacement": replacement, "reason": reason}},
-        )
-        result = data["supersedeItem"]
+
+        async def write(session: str) -> dict[str, Any]:
+            replacement = self.assertion(project, session, str(kind), statement, details=details, basis=basis)
+            change = {"targetId": target_id, "replacement": replacement, "reason": reason}
+            return await api.run(operations.SUPERSEDE, {"input": change})
+
+        result = (await self.in_session(api, project, write))["supersedeItem"]
         if result["__typename"] == "Superseded":
             return f"Replaced.\nnow: {line(result['replacement'])}\nwas: {line(result['previous'])}"
         proposal = result["proposal"]
@@ -289,16 +305,19 @@ class Mneia:
             raise ApiError("BAD_USER_INPUT", "statement or item_id: give exactly one")
         if item_id is None:
             project = await self.project(api)
-            session = await self.session(api, project)
             if kind is None:
                 contested = (await api.run(operations.KIND, {"id": contested_id}))["item"]
                 if contested is None:
                     raise ApiError("NOT_FOUND", f"item {contested_id} not found")
                 kind = contested["kind"]
-            new = self.assertion(
-                project, session, str(kind), str(statement), basis=reason, contradicts=[contested_id]
-            )
-            item = (await api.run(operations.ASSERT, {"input": new}))["assertItem"]
+
+            async def write(session: str) -> dict[str, Any]:
+                new = self.assertion(
+                    project, session, str(kind), str(statement), basis=reason, contradicts=[contested_id]
+                )
+                return await api.run(operations.ASSERT, {"input": new})
+
+            item = (await self.in_session(api, project, write))["assertItem"]
             disputes = [d for d in item["disputes"] if d["contested"]["id"] == contested_id]
             if not disputes:
                 return line(item)
