@@ -2,7 +2,9 @@
 
 Few tools, each a thin wrapper over the contract's operations, each answering
 text only: the API's ``rendered`` lines, an item's id after its line (the
-authority always opens it, R4), within ``budget.OUTPUT_CAP`` tokens. Clients
+authority always opens it, R4), within ``budget.OUTPUT_CAP`` tokens. What
+an author wrote beside a line (a basis, a reason, details) passes through
+``render.clean`` as the handoff's text does, so it cannot forge a tag. Clients
 show a structured result to the model instead of its text, so no tool
 declares one.
 """
@@ -22,6 +24,7 @@ from pydantic import BaseModel, Field
 from mneia.mcp import budget, operations
 from mneia.mcp.api import Api, ApiError
 from mneia.mcp.connection import Place, Places, current, project_id, remember_request, session_id
+from mneia.rehydration.render import clean
 
 Kind = Literal["CONSTRAINT", "DECISION", "FACT", "PREFERENCE", "QUESTION", "TASK"]
 Status = Literal["ACTIVE", "SUPERSEDED", "DISPUTED", "RETIRED"]
@@ -286,7 +289,7 @@ class Mneia:
         return (
             f"Pending: {line(proposal['target'])} is a human's ruling, so nothing was replaced; "
             f"proposal {proposal['id']} waits for a human to accept or reject "
-            f"the replacement: {' '.join(str(proposal['replacementStatement']).split())}"
+            f"the replacement: {clean(str(proposal['replacementStatement']))}"
         )
 
     async def dispute_item(
@@ -363,7 +366,7 @@ class Mneia:
         parts = [line(item)]
         provenance = item["provenance"]
         if provenance["basis"]:
-            parts.append(f"basis: {provenance['basis']}")
+            parts.append(f"basis: {clean(provenance['basis'])}")
         session = provenance["session"]
         if session:
             client = session["client"] or {}
@@ -375,7 +378,7 @@ class Mneia:
         if provenance["partial"]:
             parts.append(f"provenance partial, missing: {', '.join(provenance['missing'])}")
         if item["supersessionReason"]:
-            parts.append(f"replaced its predecessor because: {item['supersessionReason']}")
+            parts.append(f"replaced its predecessor because: {clean(item['supersessionReason'])}")
         if len(item["chain"]) > 1:
             parts.append("chain, oldest first:")
             parts += [f"- {line(link)}" for link in item["chain"]]
@@ -383,11 +386,13 @@ class Mneia:
             parts.append(
                 f"dispute {dispute['id']} ({dispute['status'].lower()}): {dispute['item']['id']} contests "
                 f"{dispute['contested']['id']}"
-                + (f" because: {dispute['reason']}" if dispute["reason"] else "")
+                + (f" because: {clean(dispute['reason'])}" if dispute["reason"] else "")
             )
         if item["details"]:
+            # Quoted, without brackets, like a handoff's summary: no text an author wrote can pass
+            # for an item's authority tag (R4).
             parts.append("details:")
-            parts.append(item["details"])
+            parts += [f"> {clean(text)}" for text in str(item["details"]).splitlines() if text.strip()]
         return "\n".join(parts)
 
     async def item_action(
