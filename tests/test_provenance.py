@@ -217,3 +217,29 @@ async def test_r13_assertion_in_own_open_session_is_accepted(api: Api, world: Wo
     )
     assert (await provenance(api, world.agent.token, item["id"]))["session"]["id"] == session["id"]
     assert (await database_state(api.admin_engine))["items"][0] == before["items"][0] + 1
+
+
+PLACEHOLDER = (
+    "mutation($i: StartSessionInput!) { startSession(input: $i) {"
+    " provenancePartial provenanceMissing client { tool version placeholderVersion } } }"
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "version", "placeholder"),
+    [
+        ("cursor-vscode", "1.0.0", True),  # Cursor's MCP clientInfo, whatever Cursor's release
+        ("codex-cli", "0.0.0", True),  # the sanitized Codex transcript's cli_version
+        ("claude-code", "1.0.0", False),  # a real release of another client
+        ("cursor-vscode", "1.7.2", False),
+    ],
+)
+async def test_r13_a_placeholder_version_is_recorded_as_sent_and_reported_missing(
+    api: Api, world: World, tool: str, version: str, placeholder: bool
+) -> None:
+    given = {**FULL, "client.tool": tool, "client.version": version}
+    data = await api.run(world.agent.token, PLACEHOLDER, i=session_input(world, given))
+    session = data["startSession"]
+    assert session["client"] == {"tool": tool, "version": version, "placeholderVersion": placeholder}
+    assert session["provenanceMissing"] == (["client.version"] if placeholder else [])
+    assert session["provenancePartial"] is placeholder

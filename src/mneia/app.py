@@ -1,5 +1,5 @@
 """The ASGI application: GraphQL (and GraphiQL in a browser) at /graphql, the review inbox at /inbox,
-/healthz and /readyz.
+MCP at /mcp, /healthz and /readyz.
 
 How /graphql speaks HTTP (bodies, media types, status codes, persisted
 queries) is ``mneia.http``'s; CORS, off unless origins are configured, wraps
@@ -12,6 +12,7 @@ import gc
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -32,8 +33,9 @@ from mneia.http.persisted import PersistedQueries
 from mneia.http.probe import Probes
 from mneia.http.refusal import Refusal
 from mneia.http.view import GraphQLOverHTTP
+from mneia.mcp.http import Endpoint
 from mneia.resolvers.context import Context, bearer_token
-from mneia.resolvers.root import build_schema
+from mneia.resolvers.root import MneiaSchema, build_schema
 from mneia.storage.notification import Hub
 
 # What a browser app may send across origins: the bearer token, JSON, the
@@ -114,6 +116,7 @@ def create_app(
     hub = Hub(engine.url.render_as_string(hide_password=False))
     graphql = MneiaGraphQL(engine, hub, settings)
     probes = Probes(engine)
+    mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -121,7 +124,8 @@ def create_app(
         # keep it out of the collector's full passes, which otherwise walk it all.
         gc.collect()
         gc.freeze()
-        yield
+        async with mcp.running():
+            yield
         await hub.close()
         if dispose_engine:
             await engine.dispose()
@@ -131,6 +135,7 @@ def create_app(
             # Every method reaches the view, which answers 405 in JSON with an Allow header.
             Route("/graphql", graphql),
             WebSocketRoute("/graphql", graphql),
+            mcp.route,
             Route("/healthz", probes.healthz),
             Route("/readyz", probes.readyz),
             graphiql.assets,

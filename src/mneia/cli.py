@@ -300,6 +300,16 @@ def run_migrate(args: argparse.Namespace) -> None:
         print(f"mneia: migrated {db.description} to the latest revision{password}")
 
 
+def run_mcp(args: argparse.Namespace) -> None:
+    """The MCP server over stdio: stdout carries the protocol, so every word for people goes to stderr."""
+    from mneia.mcp import stdio
+
+    try:
+        stdio.main()
+    except stdio.Refused as exc:
+        raise CliError(str(exc), status=2) from None
+
+
 def run_schema(args: argparse.Namespace) -> None:
     from mneia.resolvers.root import build_schema
 
@@ -407,6 +417,12 @@ def parser() -> argparse.ArgumentParser:
     )
     _data_dir_option(migrate_cmd)
     migrate_cmd.set_defaults(run=run_migrate)
+
+    mcp_cmd = commands.add_parser(
+        "mcp",
+        help="serve MCP over stdio for an agent's client (MNEIA_URL, MNEIA_TOKEN, MNEIA_PROJECT)",
+    )
+    mcp_cmd.set_defaults(run=run_mcp)
 
     schema_cmd = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     schema_cmd.set_defaults(run=run_schema)

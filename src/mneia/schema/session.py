@@ -17,6 +17,10 @@ from mneia.storage.session import SessionRecord
 class Client:
     tool: str | None
     version: str | None
+    placeholder_version: bool = strawberry.field(
+        description="The version is one the client sends whatever its release (Cursor's constant 1.0.0):"
+        " recorded as sent, and listed in the session's provenanceMissing as client.version."
+    )
 
 
 @strawberry.type
@@ -39,7 +43,11 @@ class Session:
     def client(self) -> Client | None:
         if not self.record.has_client:
             return None
-        return Client(tool=self.record.client_tool, version=self.record.client_version)
+        return Client(
+            tool=self.record.client_tool,
+            version=self.record.client_version,
+            placeholder_version=self.record.placeholder_version,
+        )
 
     @strawberry.field
     def project(self, info: Info) -> Project:

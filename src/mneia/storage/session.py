@@ -20,6 +20,18 @@ from mneia.storage.tables import clients, sessions
 
 PROVENANCE_PARTS = ("client.tool", "client.version", "externalId", "deepLink")
 
+PLACEHOLDER_VERSIONS: dict[str | None, frozenset[str]] = {
+    None: frozenset({"0.0.0"}),  # any client: a version nobody released
+    "cursor-vscode": frozenset({"1.0.0"}),  # Cursor's MCP clientInfo, whatever Cursor's version
+}
+"""Versions a client sends that say nothing of its release: recorded as sent, reported missing (R13)."""
+
+
+def placeholder_version(tool: str | None, version: str | None) -> bool:
+    if version is None:
+        return False
+    return version in PLACEHOLDER_VERSIONS[None] or version in PLACEHOLDER_VERSIONS.get(tool, frozenset())
+
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
@@ -39,8 +51,14 @@ class SessionRecord:
         return self.client_tool is not None or self.client_version is not None
 
     @property
+    def placeholder_version(self) -> bool:
+        return placeholder_version(self.client_tool, self.client_version)
+
+    @property
     def provenance_missing(self) -> list[str]:
-        given = (self.client_tool, self.client_version, self.external_id, self.deep_link)
+        """What the client did not give; a placeholder version counts as not given (kept as sent)."""
+        version = None if self.placeholder_version else self.client_version
+        given = (self.client_tool, version, self.external_id, self.deep_link)
         return [part for part, value in zip(PROVENANCE_PARTS, given, strict=True) if not value]
 
 
