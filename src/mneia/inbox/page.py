@@ -37,6 +37,7 @@ from mneia.inbox.operation import (
     Target,
     action_document,
 )
+from mneia.resolvers.context import pasted_token
 
 MAX_FORM_BYTES = 256 * 1024
 KEEPALIVE_SECONDS = 10.0
@@ -154,9 +155,7 @@ class Inbox:
             return refused.response
         if not cookie.sent_with(request, form, request.cookies.get(cookie.PRESESSION)):
             return sign_in_page(request, 403, "The form expired or came from another site; sign in again.")
-        token = form.get("token", "").strip()
-        if token.lower().startswith("bearer "):
-            token = token[7:].strip()
+        token = pasted_token(form.get("token", ""))
         if not token:
             return sign_in_page(request, 400, "token: paste your bearer token.")
         refusal = self._refusal(await self.api.run(token, ME))

@@ -35,6 +35,11 @@ def bearer_token(authorization: str | None) -> str | None:
     return credentials.strip()
 
 
+def pasted_token(given: str) -> str | None:
+    """A token as a person or a client hands it over outside a header: bare, or ``Bearer …``."""
+    return bearer_token(given) if given.lower().startswith("bearer") else given.strip() or None
+
+
 @dataclass
 class Context:
     """One per HTTP request, or one per websocket connection.
@@ -72,7 +77,7 @@ class Context:
         given = params.get("Authorization") or params.get("authorization") or params.get("token")
         if not isinstance(given, str):
             return None
-        return bearer_token(given) if given.lower().startswith("bearer") else given.strip() or None
+        return pasted_token(given)
 
     def token_digest(self) -> str:
         """The digest of ``token()`` (empty when none): a key that holds no secret, hashed once per token."""

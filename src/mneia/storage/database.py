@@ -115,6 +115,7 @@ class Driven:
         # A text() statement declares no columns: its values are the driver's.
         self._types = tuple(_typed(column.type) for column in getattr(statement, "exported_columns", ()))
         self._results: tuple[Callable[[Any], Any] | None, ...] | None = None if self._types else ()
+        self._processed = False  # whether any result processor applies: learnt with them
 
     def arguments(self, params: Mapping[str, Any]) -> list[Any]:
         given = {**self._carried, **params} if self._carried else params
@@ -128,10 +129,11 @@ class Driven:
                 given.result_processor(_DIALECT, column.type.oid)
                 for given, column in zip(self._types, described, strict=True)
             )
+            self._processed = any(self._results)
 
     def row(self, record: asyncpg.Record) -> tuple[Any, ...]:
         assert self._results is not None, "learn() first"
-        if not any(self._results):
+        if not self._processed:
             return tuple(record)
         return tuple(
             value if process is None else process(value)
