@@ -280,6 +280,40 @@ def test_serve_workers_share_the_socket_and_stop_together(
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
 
 
+def _established_by(worker: psutil.Process, port: int) -> int:
+    return sum(
+        1
+        for connection in worker.net_connections(kind="tcp")
+        if connection.status == psutil.CONN_ESTABLISHED and connection.laddr.port == port
+    )
+
+
+def test_serve_workers_share_a_pool_opened_at_once(admin_url: str, tmp_path: Path) -> None:
+    """32 keep-alive connections opened together land on both workers, not all on the first awake.
+
+    With one listening socket an idle worker accepted every pending
+    connection in one go (15 of wrk's 16 went to one of two workers); each
+    worker now listens on its own SO_REUSEPORT socket (mneia.http.listener).
+    Even split by hash, a worker with 3 or fewer of 32 has odds of about 1e-6.
+    """
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    with serving(["--workers", "2"], env, tmp_path) as (process, base):
+        port = httpx.URL(base).port
+        assert port is not None
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
+        try:
+            for client in clients:  # each one served, so each one accepted
+                client.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            for client in clients:
+                assert client.recv(64).startswith(b"HTTP/1.1 "), "no answer"
+            held = [_established_by(worker, port) for worker in _workers_of(process)]
+        finally:
+            for client in clients:
+                client.close()
+    assert sum(held) == 32, held
+    assert min(held) >= 4, f"connections per worker: {held}"
+
+
 def test_serve_workers_with_the_embedded_server_leave_no_postgres(tmp_path: Path, data_dir: Path) -> None:
     """Migrations and the embedded server happen once, in the parent; SIGTERM stops the workers, then it."""
     env = cli_env(tmp_path)

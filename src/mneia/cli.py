@@ -206,24 +206,26 @@ def require_migrated(db: Database) -> None:
         )
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """Bind host:port now, before any database work, and hand the socket to uvicorn."""
+def listening_socket(host: str, port: int, *, workers: int = 1) -> socket.socket:
+    """Bind host:port now, before any database work, and hand the socket to uvicorn.
+
+    With several workers, each gets a socket of its own on this address
+    (``mneia.http.listener``), so that the kernel spreads connections over them.
+    """
+    from mneia.http.listener import bound
+
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except socket.gaierror as exc:
         raise CliError(f"cannot listen on {host}: {exc.strerror}", status=2) from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
     try:
-        sock.bind(address)
+        return bound(family, kind, proto, address, shared=workers > 1)
     except OSError as exc:
-        sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise CliError(f"port {port} on {host} is already in use; choose another with --port") from None
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    return sock
 
 
 def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
@@ -256,7 +258,7 @@ def serve(args: argparse.Namespace) -> None:
     from mneia.http.transport import server_options
 
     settings = _settings(args)
-    sock = listening_socket(args.host, args.port)
+    sock = listening_socket(args.host, args.port, workers=args.workers)
     try:
         with database(settings) as db:
             migrate(db, settings)
