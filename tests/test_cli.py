@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -280,6 +281,13 @@ def test_serve_workers_share_the_socket_and_stop_together(
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
 
 
+def _listening(worker: psutil.Process, port: int) -> bool:
+    return any(
+        connection.status == psutil.CONN_LISTEN and connection.laddr.port == port
+        for connection in worker.net_connections(kind="tcp")
+    )
+
+
 def _established_by(worker: psutil.Process, port: int) -> int:
     return sum(
         1
@@ -300,13 +308,25 @@ def test_serve_workers_share_a_pool_opened_at_once(admin_url: str, tmp_path: Pat
     with serving(["--workers", "2"], env, tmp_path) as (process, base):
         port = httpx.URL(base).port
         assert port is not None
-        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
+        workers = _workers_of(process)
+        deadline = time.monotonic() + 30
+        while not all(_listening(worker, port) for worker in workers):  # the first to listen answered
+            assert time.monotonic() < deadline, "a worker never listened"
+            time.sleep(0.05)
+        # The pool opens while one worker is busy (stopped here, as by a long request or a
+        # collection): with one shared socket the other accepted all of it.
+        workers[1].suspend()
+        try:
+            clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
+            time.sleep(0.2)  # what the running worker would take, it has taken
+        finally:
+            workers[1].resume()
         try:
             for client in clients:  # each one served, so each one accepted
                 client.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
             for client in clients:
                 assert client.recv(64).startswith(b"HTTP/1.1 "), "no answer"
-            held = [_established_by(worker, port) for worker in _workers_of(process)]
+            held = [_established_by(worker, port) for worker in workers]
         finally:
             for client in clients:
                 client.close()
