@@ -42,10 +42,9 @@ from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, failures, notification, project, proposal, token
+from mneia.storage.announced import Announcement
 from mneia.storage.database import Tx
-from mneia.storage.dispute import DisputeRecord
 from mneia.storage.notification import FellBehind
-from mneia.storage.proposal import ProposalRecord
 
 CATCH_UP_PAUSE = 0.5
 KEEP_SEEN = 4096  # numbers a subscriber remembers above its floor before it raises the floor
@@ -148,8 +147,7 @@ async def _announced(
     context: Context,
     kind: str,
     project_id: strawberry.ID | None,
-    fetch: Callable[[Tx, int], Awaitable[R | None]],
-    warm: Callable[[Context, R], Awaitable[object]],
+    announcement: Announcement[R],
     since: Callable[[Tx, int], Awaitable[list[R]]],
 ) -> AsyncGenerator[R, None]:
     project_key = parse_id(project_id, "projectId") if project_id is not None else None
@@ -189,7 +187,7 @@ async def _announced(
             if note.kind == kind and note.seq not in seen:
                 try:
                     async with _reads.joined(
-                        context, note, functools.partial(_one, fetch, warm, note.seq)
+                        context, note, functools.partial(_one, announcement, note.seq)
                     ) as (
                         shared,
                         record,
@@ -207,34 +205,16 @@ async def _announced(
                         yield record
 
 
-async def _one(
-    fetch: Callable[[Tx, int], Awaitable[R | None]],
-    warm: Callable[[Context, R], Awaitable[object]],
-    seq: int,
-    context: Context,
-    tx: Tx,
-) -> R | None:
-    """The announced row, and what its fields point at, loaded into the class's loaders.
+async def _one(announcement: Announcement[R], seq: int, context: Context, tx: Tx) -> R | None:
+    """The announced row, and what its fields point at, put into the class's loaders.
 
-    Every subscriber of the class then resolves those fields from done futures,
-    without waiting on the database in turn.
+    One statement (storage.announced); every subscriber of the class then
+    resolves those fields from done futures, without waiting on the database.
     """
-    found = await fetch(tx, seq)
-    if found is not None:
-        await warm(context, found)
-    return found
-
-
-def _warm_dispute(context: Context, record: DisputeRecord) -> Awaitable[object]:
-    items = [record.item_id, record.contested_id, *filter(None, [record.kept_item_id])]
-    actors = [record.raised_by, *filter(None, [record.resolved_by])]
-    return asyncio.gather(context.loaders.item.load_many(items), context.loaders.actor.load_many(actors))
-
-
-def _warm_proposal(context: Context, record: ProposalRecord) -> Awaitable[object]:
-    items = [record.target_id, *filter(None, [record.result_id])]
-    actors = [record.proposed_by, *filter(None, [record.decided_by])]
-    return asyncio.gather(context.loaders.item.load_many(items), context.loaders.actor.load_many(actors))
+    read = await announcement.read(tx, seq)
+    context.loaders.item.prime_many(read.items)
+    context.loaders.actor.prime_many(read.actors)
+    return read.record
 
 
 async def _nothing(_context: Context, _tx: Tx) -> None:
@@ -279,9 +259,7 @@ async def _catch_up(
 async def dispute_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Dispute, None]:
-    announced = _announced(
-        info.context, notification.DISPUTE, project_id, dispute.by_seq, _warm_dispute, dispute.since
-    )
+    announced = _announced(info.context, notification.DISPUTE, project_id, dispute.ANNOUNCED, dispute.since)
     async for record in announced:
         yield Dispute.of(record, info.context.view())
 
@@ -290,7 +268,7 @@ async def proposal_raised(
     info: Info, project_id: strawberry.ID | None = None
 ) -> AsyncGenerator[Proposal, None]:
     announced = _announced(
-        info.context, notification.PROPOSAL, project_id, proposal.by_seq, _warm_proposal, proposal.since
+        info.context, notification.PROPOSAL, project_id, proposal.ANNOUNCED, proposal.since
     )
     async for record in announced:
         yield Proposal.of(record, info.context.view())

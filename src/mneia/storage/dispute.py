@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Driven, Tx, from_row
+from mneia.storage.announced import Announcement
+from mneia.storage.database import Tx, from_row
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
@@ -58,17 +59,9 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRec
     return {row.id: from_row(DisputeRecord, row) for row in rows}
 
 
-async def by_seq(tx: Tx, seq: int) -> DisputeRecord | None:
-    """The announced dispute with this number, if the caller can see it."""
-    rows = await tx.fetch(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})
-    return from_row(DisputeRecord, rows[0]) if rows else None
-
-
-# Built once: read for every subscriber class of every announcement.
-_BY_SEQ = Driven(
-    select(*_COLUMNS).where(
-        disputes.c.workspace_id == bindparam("workspace"), disputes.c.seq == bindparam("seq")
-    )
+# Read for every subscriber class of every announcement (resolvers.subscription).
+ANNOUNCED = Announcement(
+    disputes, DisputeRecord, ("item_id", "contested_id", "kept_item_id"), ("raised_by", "resolved_by")
 )
 
 

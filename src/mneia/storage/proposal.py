@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, text, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Driven, Tx, from_row, one_of
+from mneia.storage.announced import Announcement
+from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.storage.tables import proposals
@@ -117,18 +118,8 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRe
     return {row.id: from_row(ProposalRecord, row) for row in rows}
 
 
-async def by_seq(tx: Tx, seq: int) -> ProposalRecord | None:
-    """The announced proposal with this number, if the caller can see it."""
-    rows = await tx.fetch(_BY_SEQ, {"workspace": tx.workspace_id, "seq": seq})
-    return from_row(ProposalRecord, rows[0]) if rows else None
-
-
-# Built once: read for every subscriber class of every announcement.
-_BY_SEQ = Driven(
-    select(*_COLUMNS).where(
-        proposals.c.workspace_id == bindparam("workspace"), proposals.c.seq == bindparam("seq")
-    )
-)
+# Read for every subscriber class of every announcement (resolvers.subscription).
+ANNOUNCED = Announcement(proposals, ProposalRecord, ("target_id", "result_id"), ("proposed_by", "decided_by"))
 
 
 async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
