@@ -10,6 +10,7 @@ and its status follows ``http.outcome``, a mutation by GET answers 405 with
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
@@ -31,6 +32,7 @@ from mneia.http.outcome import Exchange, outcome
 from mneia.http.persisted import PersistedQueries
 from mneia.http.refusal import Refusal, bad_parameter, from_strawberry
 from mneia.resolvers.context import bearer_token
+from mneia.resolvers.execution import SharedData
 
 
 class PendingResponse(Response):
@@ -136,6 +138,18 @@ class GraphQLOverHTTP(GraphQL):
         if sha256 is not None and request_data.query is not None and self.authenticated(context):
             self.persisted_queries.put(sha256, request_data.query)
         return result
+
+    def encode_json(self, data: object) -> str:
+        """JSON as Strawberry writes it; a subscription's ``next`` message around a class's shared
+        data wraps the text encoded once for the class (resolvers.execution.SharedData)."""
+        payload = data.get("payload") if isinstance(data, dict) and data.get("type") == "next" else None
+        if isinstance(data, dict) and len(data) == 3 and isinstance(payload, dict) and len(payload) == 1:
+            shared = payload.get("data")
+            if isinstance(shared, SharedData):
+                text = shared.encoded(super().encode_json)  # type: ignore[arg-type]
+                return f'{{"id":{json.dumps(data["id"])},"type":"next","payload":{{"data":{text}}}}}'
+        encoded = super().encode_json(data)
+        return encoded if isinstance(encoded, str) else encoded.decode()
 
     async def get_sub_response(self, request: Request) -> Response:  # type: ignore[override]
         return PendingResponse(exchange_of(request))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from copy import copy
 from dataclasses import dataclass
 from typing import Any
@@ -162,6 +162,31 @@ def _event_key(executor: Any) -> Hashable | None:
     return (id(record), location.source.body, location.start, variables)
 
 
+class SharedData(dict[str, Any]):
+    """The data of one execution that every subscriber of a class receives, encoded once.
+
+    Its JSON text is made the first time a subscriber's message is encoded
+    (http.view) and kept with it, so the other subscribers' messages only
+    wrap it with their own operation id: 200 subscribers, one ``json.dumps``
+    of the event. Nothing changes the data once executed (each subscriber's
+    extensions replace its own errors list, never the data).
+    """
+
+    _encoded: str | None = None
+
+    def encoded(self, encode: Callable[[object], str]) -> str:
+        if self._encoded is None:
+            self._encoded = encode(dict(self))
+        return self._encoded
+
+
+async def _shared(answer: Awaitable[ExecutionResult]) -> ExecutionResult:
+    result = await answer
+    if isinstance(result.data, dict):
+        result.data = SharedData(result.data)
+    return result
+
+
 async def _copy_of(shared: asyncio.Future[ExecutionResult]) -> ExecutionResult:
     result = await asyncio.shield(shared)
     # Each subscriber's extensions replace the errors list: never share the list itself.
@@ -201,5 +226,5 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             answer = StrawberryGraphQLCoreExecutionContext.execute_operation(executor, serially)
             if not self.is_awaitable(answer):
                 return answer
-            shared = reader.event_results[key] = asyncio.ensure_future(answer)
+            shared = reader.event_results[key] = asyncio.ensure_future(_shared(answer))
         return _copy_of(shared)
