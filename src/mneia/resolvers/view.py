@@ -100,6 +100,20 @@ def _session_at(moment: datetime) -> Callable[[SessionRecord | None], SessionRec
     return then
 
 
+def _one_at(moment: datetime) -> Callable[[Any], Any]:
+    """A dispute or proposal as it stood at ``moment`` (None before it was raised)."""
+    return lambda found: found.at(moment) if found is not None else None
+
+
+def _each_at(moment: datetime) -> Callable[[list[Any]], list[Any]]:
+    """Disputes or proposals as they stood at ``moment``, leaving out those raised after it."""
+    return lambda found: [then for each in found if (then := each.at(moment)) is not None]
+
+
+def _events_at(moment: datetime) -> Callable[[list[Any]], list[Any]]:
+    return lambda found: [e for e in found if e.at <= moment]
+
+
 class Loaders:
     """DataLoaders by kind, answering as of ``moment`` (None: now). ``at`` gives another moment's.
 
@@ -149,50 +163,35 @@ class Loaders:
         return self._now(lambda tx, ids: item.chains(tx, ids, moment))
 
     # The rest: the present's values, seen as they stood at the moment.
+    def _seen(self, name: str, fetch: Any, then: Callable[[datetime], Callable[[Any], Any]]) -> Any:
+        """Now, a loader of ``fetch``; at a moment, the present's ``name`` loader seen through ``then``."""
+        if self._present is None or self.moment is None:
+            return self._now(fetch)
+        return _Seen(getattr(self._present, name), then(self.moment))
+
     @cached_property
     def session(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(session.by_ids)
-        return _Seen(self._present.session, _session_at(self.moment))
+        return self._seen("session", session.by_ids, _session_at)
 
     @cached_property
     def disputes(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(dispute.involving)
-        moment = self.moment
-        return _Seen(
-            self._present.disputes, lambda found: [then for d in found if (then := d.at(moment)) is not None]
-        )
+        return self._seen("disputes", dispute.involving, _each_at)
 
     @cached_property
     def dispute(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(dispute.by_ids)
-        moment = self.moment
-        return _Seen(self._present.dispute, lambda found: found.at(moment) if found is not None else None)
+        return self._seen("dispute", dispute.by_ids, _one_at)
 
     @cached_property
     def proposal(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(proposal.by_ids)
-        moment = self.moment
-        return _Seen(self._present.proposal, lambda found: found.at(moment) if found is not None else None)
+        return self._seen("proposal", proposal.by_ids, _one_at)
 
     @cached_property
     def proposals(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(proposal.about)
-        moment = self.moment
-        return _Seen(
-            self._present.proposals, lambda found: [then for p in found if (then := p.at(moment)) is not None]
-        )
+        return self._seen("proposals", proposal.about, _each_at)
 
     @cached_property
     def events(self) -> Any:
-        if self._present is None or self.moment is None:
-            return self._now(event.of_items)
-        moment = self.moment
-        return _Seen(self._present.events, lambda found: [e for e in found if e.at <= moment])
+        return self._seen("events", event.of_items, _events_at)
 
     def at(self, moment: datetime | None) -> Loaders:
         """The loaders of ``moment`` in this transaction: made once, shared by its views."""
