@@ -12,6 +12,7 @@ and in every foreign key, so the tables can be distributed by workspace later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -59,6 +60,19 @@ class Word(TypeDecorator[StrEnum]):
 
     def process_result_value(self, value: Any, dialect: Dialect) -> StrEnum | None:
         return None if value is None else self.words(value)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], StrEnum | None]:
+        """``process_result_value`` by a dictionary lookup: a rehydration reads some 250 rows of
+        four words each, and the enum's own call was about 40% of converting those rows."""
+        members, words = self.words._value2member_map_, self.words
+
+        def process(value: Any) -> StrEnum | None:
+            if value is None:
+                return None
+            found = members.get(value)
+            return found if found is not None else words(value)  # type: ignore[return-value]
+
+        return process
 
 
 def _ws() -> Column:
