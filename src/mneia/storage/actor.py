@@ -28,9 +28,10 @@ class ActorRecord:
         return self.kind == ActorKind.HUMAN
 
 
-_COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
+COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
+"""An ``ActorRecord``'s columns, in its field order."""
 
-_BY_IDS = Driven(select(*_COLUMNS).where(one_of(actors.c.id)))  # every actor loader's
+_BY_IDS = Driven(select(*COLUMNS).where(one_of(actors.c.id)))  # every actor loader's
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
@@ -49,7 +50,7 @@ async def create(
         await tx.execute(
             insert(actors)
             .values(workspace_id=workspace_id, id=new_id(), kind=kind, name=name, created_by=created_by)
-            .returning(*_COLUMNS)
+            .returning(*COLUMNS)
         )
     ).one()
     return from_row(ActorRecord, row)

@@ -16,15 +16,14 @@ does not carry being NULL.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Table, bindparam, cast, literal, null, select, union, union_all
+from sqlalchemy import Column, Table, bindparam, cast, literal, null, select, union, union_all
 
-from mneia.storage import item
+from mneia.storage import actor, item
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Driven, Tx, from_row
 from mneia.storage.item import ItemRecord
@@ -33,7 +32,7 @@ from mneia.storage.tables import actors, items
 R = TypeVar("R")
 
 _ITEM_COLUMNS = item.selected(item.columns_at(items, None)[1], "item_")
-_ACTOR_COLUMNS = [actors.c[f.name].label("actor_" + f.name) for f in dataclasses.fields(ActorRecord)]
+_ACTOR_COLUMNS = [column.label("actor_" + column.name) for column in actor.COLUMNS]
 _ANNOUNCED, _ITEM, _ACTOR = "announced", "item", "actor"
 
 
@@ -61,15 +60,19 @@ def _unseen(found: dict[uuid.UUID, Any], record: object, refs: Sequence[str]) ->
 
 
 class Announcement(Generic[R]):
-    """How to read one kind of announced row (``record``'s fields, in order, are ``table``'s columns)
-    with the items and actors its ``item_refs`` and ``actor_refs`` columns name."""
+    """How to read one kind of announced row, ``record`` built from ``own`` (its table's columns in
+    the record's field order), with the items and actors its ``item_refs`` and ``actor_refs`` name."""
 
     def __init__(
-        self, table: Table, record: type[R], item_refs: Sequence[str], actor_refs: Sequence[str]
+        self,
+        table: Table,
+        record: type[R],
+        own: Sequence[Column[Any]],
+        item_refs: Sequence[str],
+        actor_refs: Sequence[str],
     ) -> None:
         self._record = record
         self._item_refs, self._actor_refs = tuple(item_refs), tuple(actor_refs)
-        own = [table.c[field.name] for field in dataclasses.fields(record)]  # type: ignore[arg-type]
         announced = (
             select(*own)
             .where(table.c.workspace_id == bindparam("workspace"), table.c.seq == bindparam("seq"))

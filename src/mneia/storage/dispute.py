@@ -61,7 +61,11 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRec
 
 # Read for every subscriber class of every announcement (resolvers.subscription).
 ANNOUNCED = Announcement(
-    disputes, DisputeRecord, ("item_id", "contested_id", "kept_item_id"), ("raised_by", "resolved_by")
+    disputes,
+    DisputeRecord,
+    _COLUMNS,
+    item_refs=("item_id", "contested_id", "kept_item_id"),
+    actor_refs=("raised_by", "resolved_by"),
 )
 
 

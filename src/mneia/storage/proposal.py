@@ -119,7 +119,13 @@ async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRe
 
 
 # Read for every subscriber class of every announcement (resolvers.subscription).
-ANNOUNCED = Announcement(proposals, ProposalRecord, ("target_id", "result_id"), ("proposed_by", "decided_by"))
+ANNOUNCED = Announcement(
+    proposals,
+    ProposalRecord,
+    _COLUMNS,
+    item_refs=("target_id", "result_id"),
+    actor_refs=("proposed_by", "decided_by"),
+)
 
 
 async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
