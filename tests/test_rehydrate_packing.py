@@ -159,3 +159,19 @@ def test_r11_1_2_3_7_the_packer_keeps_the_guarantee_the_budget_and_the_quotas(
         budget, list(reversed(guaranteed)), list(reversed(ruled_out)), list(reversed(scored)), quotas, share
     )
     assert again == packed
+
+
+def test_r11_8_an_item_left_out_counts_once_whatever_the_order_of_the_pieces() -> None:
+    """Found by the property above: two pieces naming one item under two kinds were counted under
+    whichever came last, so the reversed input gave another ``omitted``."""
+
+    def piece(kind: ItemKind) -> Piece:
+        record = item_record(id=uuid.UUID(int=0), kind=kind, status=ItemStatus.ACTIVE)
+        text = render.piece(f"[x] {kind.value}: word")
+        return Piece(record, text, tokens.count(text), 1.0)
+
+    scored = [piece(ItemKind.CONSTRAINT), piece(ItemKind.DECISION)]
+    quotas = dict.fromkeys(ItemKind, 1.0)
+    packed = pack(5, [], [], scored, quotas, 0.0)
+    assert packed == pack(5, [], [], list(reversed(scored)), quotas, 0.0)
+    assert sum(packed.omitted.values()) == 1 and packed.omitted[ItemKind.CONSTRAINT] == 1

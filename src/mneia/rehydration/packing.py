@@ -26,6 +26,7 @@ deterministic: the same pieces give the same slice.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -126,8 +127,13 @@ def pack(
         _add_scored(fill, scored, quotas)
         _add_notes(fill, [n for n in notes if n.relevance <= 0], left)
 
-    considered = {p.record.id: p.record.kind for p in scored}
-    considered.update({n.entry.record.id: n.entry.record.kind for n in notes if n.entry is not None})
+    # Each item considered and left out counts once, under one kind, whatever order the pieces
+    # came in (R11.8): should two pieces name one item under two kinds, the first kind by name.
+    named = [(p.record.id, p.record.kind) for p in scored]
+    named += [(n.entry.record.id, n.entry.record.kind) for n in notes if n.entry is not None]
+    considered: dict[uuid.UUID, ItemKind] = {}
+    for item_id, kind in sorted(named, key=lambda pair: (str(pair[0]), pair[1].value)):
+        considered.setdefault(item_id, kind)
     omitted = {kind: 0 for kind in ItemKind}
     for item_id, kind in considered.items():
         if item_id not in fill.entries:
