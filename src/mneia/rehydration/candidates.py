@@ -9,8 +9,9 @@ Two statements, whatever the project's size; the project is never loaded whole:
     PostgreSQL full-text search of the statement and details (the generated
     ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
     planner walks ``items_live`` newest first when the words are common
-    (the match checked on each row) and stops when it has enough, or takes ``items_search`` when they
-    are rare;
+    (the match checked on each row) and stops when it has enough, or reads the
+    kind's matches from its own text index (``items_search_<kind>``) when
+    they are rare or middling;
   - the same for the items sharing every word of the task, whatever their
     kind, so that a strong old match is not lost behind many newer weak ones;
   each with its rank against the task;
@@ -47,7 +48,6 @@ from sqlalchemy import (
     bindparam,
     cast,
     func,
-    literal,
     literal_column,
     select,
     text,
@@ -101,8 +101,9 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
     """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches: ids and ranks only.
 
     Now, a walk of ``items_live`` newest first, checking the match on each row
-    (the index cannot hold a long item's search vector), or ``items_search``
-    when the words are rare; as of a moment, each item's state then decides whether it was live.
+    (the index cannot hold a long item's search vector), or the kind's matches
+    from ``items_search_<kind>`` when the words are rarer; as of a moment,
+    ``items_search``, and each item's state then decides whether it was live.
     """
     scanned = items.alias("scanned")
     source, columns = item.columns_at(scanned, moment)
@@ -113,7 +114,7 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
         search.op("@@")(query),
     ]
     if kind is not None:
-        conditions.append(scanned.c.kind == literal(kind.value, Text))
+        conditions.append(scanned.c.kind == literal_column(f"'{kind.value}'"))  # proves items_search_<kind>
     if moment is not None:
         conditions.append(scanned.c.asserted_at <= moment)  # implied by the state join; bounds the walk
     return (

@@ -222,9 +222,11 @@ ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
 CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id);
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX items_search ON items USING gin (search);
--- Rehydration (R11.9): a task's candidates of one kind, newest first, among the
--- items still believed (the full-text match is checked on the heap row, or the
--- items found through items_search when the task's words are rare); every
+-- Rehydration (R11.9): a task's candidates of one kind among the items still
+-- believed, found through the kind's own text index when the task's words are
+-- rare or middling (only the kind's matches are read, not every kind's), or
+-- walked newest first in items_live when they are common (the match checked on
+-- the heap row, stopping at enough); every
 -- active load-bearing constraint of a project; the replacements asserted in a
 -- window. The index holds no search vector nor grant list: a B-tree entry is
 -- limited to about 2.7 kB, and an item's vector (20,000 characters of details)
@@ -232,6 +234,18 @@ CREATE INDEX items_search ON items USING gin (search);
 CREATE INDEX items_live ON items (workspace_id, project_id, kind, id DESC)
   INCLUDE (scope, asserted_by)
   WHERE status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_constraint ON items USING gin (search)
+  WHERE kind = 'CONSTRAINT' AND status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_decision ON items USING gin (search)
+  WHERE kind = 'DECISION' AND status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_fact ON items USING gin (search)
+  WHERE kind = 'FACT' AND status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_preference ON items USING gin (search)
+  WHERE kind = 'PREFERENCE' AND status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_question ON items USING gin (search)
+  WHERE kind = 'QUESTION' AND status IN ('ACTIVE', 'DISPUTED');
+CREATE INDEX items_search_task ON items USING gin (search)
+  WHERE kind = 'TASK' AND status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
 CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at DESC)
