@@ -86,7 +86,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
-from mneia.rehydration import candidates, profile, slice, tokens
+from mneia.rehydration import profile, slice, tokens
 from mneia.storage import token, workspace
 from mneia.storage.database import create_engine, transaction
 from mneia.storage.ids import new_id
@@ -420,8 +420,8 @@ async def measure_sql(
             async with transaction(engine) as tx:
                 if await token.authenticate(tx, reader.token) is None:
                     raise BenchmarkBroken("the reader's token did not authenticate")
-                asked = slice.request(ask, datetime.now(UTC))
-                ms, _ = await timed(lambda: candidates.gather(tx, asked))  # noqa: B023
+                moment = datetime.now(UTC)
+                ms, _ = await timed(lambda: slice.find(tx, ask, moment))  # noqa: B023
             if n >= warmup:
                 series.samples.append(ms)
     finally:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.rehydration import candidates, profile, slice, tokens
+from mneia.rehydration import profile, slice, tokens
 from mneia.storage.database import Driven, Tx
 from mneia.vocabulary import ItemKind
 from tests.graphql import Api, World
@@ -355,13 +355,13 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
         quotas=profile.GENERAL.quotas,
         weights=profile.GENERAL.weights,
     )
-    asked = slice.request(ask, datetime.now().astimezone())
+    asked = slice.request(ask, datetime.now().astimezone(), 1)
     async with as_caller(engine, world.human) as connection:
         explaining = Explaining(connection, (await connection.get_raw_connection()).driver_connection)
-        found = await candidates.gather(explaining, asked)
+        found = await slice.find(explaining, ask, datetime.now().astimezone())
         rare_words = dataclasses.replace(ask, task="chargeback")
         common_plans = len(explaining.plans)
-        rare = await candidates.gather(explaining, slice.request(rare_words, datetime.now().astimezone()))
+        rare = await slice.find(explaining, rare_words, datetime.now().astimezone())
     # Every one of the 6,000 items shares the task's words; only the pools came back.
     bound = sum(asked.pools.values()) + asked.every_word
     assert len(found.matched) <= bound < 6000

@@ -1,9 +1,12 @@
 """A task's candidates, chosen in SQL with indexes under the caller's row-level security (R11.9).
 
-Two statements, whatever the project's size; the project is never loaded whole:
+Three statements, whatever the project's size; the project is never loaded whole:
 
+- ``guaranteed``: every ACTIVE load-bearing CONSTRAINT of the project
+  (``items_guaranteed``), each with its rank against the task. It comes
+  first, so that the pools below can be sized on the budget it leaves
+  (rehydration.slice);
 - ``items``: one UNION ALL of
-  - every ACTIVE load-bearing CONSTRAINT of the project (``items_guaranteed``);
   - per kind, among the newest ``scans[kind]`` items still believed (ACTIVE or
     DISPUTED) that share a word with the task, the ``pool`` best ranked:
     PostgreSQL full-text search of the statement and details (the generated
@@ -19,16 +22,17 @@ Two statements, whatever the project's size; the project is never loaded whole:
   (``items_replacements``), the most relevant to the task, each with the item
   it replaced, the instant that item became SUPERSEDED, and their rank.
 
-Both statements join items under the caller's policies, so an item the caller
+Every statement joins items under the caller's policies, so an item the caller
 cannot see is never a candidate, and a replacement is listed only when the
 caller sees both sides. As of a moment, every item is read as it stood then
 (storage.item's states) and an item recorded later is absent.
 
 A text-search condition uses an index under row-level security only when it
-is LEAKPROOF (migration 0005); either way the answer is the same. The
-statements are planned with the task's words in hand (``force_custom_plan``
-for the transaction): a plan cached for other words could walk a whole
-project for rare ones or sort every match of common ones.
+is LEAKPROOF (migration 0005); either way the answer is the same. ``items`` is
+planned with the task's words in hand (``force_custom_plan``, set for the
+transaction just before it): a plan cached for other words could walk a whole
+project for rare ones or sort every match of common ones. The other two choose
+the same path whatever the words, so they keep PostgreSQL's cached plans.
 """
 
 from __future__ import annotations
@@ -85,13 +89,6 @@ _SUPERSEDED: Any = literal_column("'SUPERSEDED'")
 _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
 _CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
-GUARANTEED, ANY_WORD, EVERY_WORD = "GUARANTEED", "ANY", "EVERY"
-_SOURCES: dict[str, Any] = {
-    GUARANTEED: literal_column("'GUARANTEED'"),
-    ANY_WORD: literal_column("'ANY'"),
-    EVERY_WORD: literal_column("'EVERY'"),
-}
-
 
 def _rank(search: Any) -> Any:
     return func.ts_rank(search, _ANY_WORD, RANK_NORMALIZATION)
@@ -129,39 +126,42 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
 
 def _items_statement(moment: Any) -> Any:
     source, columns = item.columns_at(items, moment)
-    project = items.c.project_id == bindparam("project")
 
-    def best(label: str, scan: Any, limit: str) -> Select[Any]:
-        """The best-ranked ``limit`` of a scan: ids, ranks and where they come from."""
+    def best(scan: Any, limit: str) -> Select[Any]:
+        """The best-ranked ``limit`` of a scan: ids and ranks."""
         return (
-            select(scan.c.id, scan.c.rank, _SOURCES[label].label("source"))
+            select(scan.c.id, scan.c.rank)
             .order_by(scan.c.rank.desc(), scan.c.id)
             .limit(bindparam(limit, type_=Integer))
         )
 
     tops = union_all(
         *(
-            best(ANY_WORD, _scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
+            best(_scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
             for kind in ItemKind
         ),
-        best(EVERY_WORD, _scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word"),
+        best(_scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word"),
     ).subquery("tops")
     # Read whole once, for every branch together: each reference to items costs its policies.
-    matched = (
-        select(*item.selected(columns), tops.c.rank, tops.c.source)
+    return (
+        select(*item.selected(columns), tops.c.rank)
         .select_from(source.join(tops, items.c.id == tops.c.id))
-        .where(project)
+        .where(items.c.project_id == bindparam("project"))
     )
-    guaranteed = (
-        select(
-            *item.selected(columns),
-            _rank(literal_column("items.search")).label("rank"),
-            _SOURCES[GUARANTEED].label("source"),
-        )
+
+
+def _guaranteed_statement(moment: Any) -> Select[Any]:
+    source, columns = item.columns_at(items, moment)
+    return (
+        select(*item.selected(columns), _rank(literal_column("items.search")).label("rank"))
         .select_from(source)
-        .where(project, items.c.kind == _CONSTRAINT, columns["status"] == _ACTIVE, columns["load_bearing"])
+        .where(
+            items.c.project_id == bindparam("project"),
+            items.c.kind == _CONSTRAINT,
+            columns["status"] == _ACTIVE,
+            columns["load_bearing"],
+        )
     )
-    return union_all(guaranteed, matched)
 
 
 def _replacements_statement(moment: Any) -> Select[Any]:
@@ -239,6 +239,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
 
 
 # Sent by the driver: on the path of every slice (storage.database.Driven).
+_GUARANTEED, _GUARANTEED_THEN = Driven(_guaranteed_statement(None)), Driven(_guaranteed_statement(_MOMENT))
 _ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
 _REPLACEMENTS = Driven(_replacements_statement(None))
 _REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
@@ -264,7 +265,7 @@ class Replacement:
 @dataclass(frozen=True, slots=True)
 class Candidates:
     guaranteed: list[Match]
-    """Every ACTIVE load-bearing CONSTRAINT the caller sees, oldest first."""
+    """Every ACTIVE load-bearing CONSTRAINT the caller sees, by id."""
     matched: list[Match]
     """The items sharing a word with the task (no guaranteed one among them), by id."""
     replacements: list[Replacement]
@@ -295,8 +296,20 @@ class Request:
     as_of: datetime | None = None
 
 
-async def gather(tx: Tx, request: Request) -> Candidates:
-    """The task's candidates, as the caller sees them (now, or as of ``request.as_of``)."""
+async def guaranteed(tx: Tx, project_id: uuid.UUID, task: str, as_of: datetime | None) -> list[Match]:
+    """Every ACTIVE load-bearing CONSTRAINT of the project the caller sees (now, or as of
+    ``as_of``), by id, each with its rank against ``task``."""
+    params: dict[str, Any] = {"project": project_id, "task": task}
+    if as_of is not None:
+        params["moment"] = as_of
+    found = await tx.fetch(_GUARANTEED if as_of is None else _GUARANTEED_THEN, params)
+    width = item.RECORD_WIDTH
+    return sorted((Match(item.record_of(row), float(row[width])) for row in found), key=lambda m: m.record.id)
+
+
+async def gather(tx: Tx, request: Request, rules: list[Match]) -> Candidates:
+    """The task's candidates beside the guaranteed ``rules``, as the caller sees them (now, or as
+    of ``request.as_of``)."""
     params: dict[str, Any] = {
         "project": request.project_id,
         "task": request.task,
@@ -315,14 +328,6 @@ async def gather(tx: Tx, request: Request) -> Candidates:
     if request.as_of is not None:
         params["moment"] = replacements_params["moment"] = request.as_of
     width = item.RECORD_WIDTH
-    await tx.fetch(_CUSTOM_PLANS, {})
-    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
-    guaranteed: dict[uuid.UUID, Match] = {}
-    matched: dict[uuid.UUID, Match] = {}
-    for row in found:  # the item's columns, then rank and source
-        record = item.record_of(row)
-        match = Match(record, float(row[width]))
-        (guaranteed if row[width + 1] == GUARANTEED else matched)[record.id] = match
     replaced = await tx.fetch(
         _REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, replacements_params
     )
@@ -337,8 +342,16 @@ async def gather(tx: Tx, request: Request) -> Candidates:
         )
         for row in replaced
     ]
+    await tx.fetch(_CUSTOM_PLANS, {})
+    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    ruled = {m.record.id for m in rules}
+    matched: dict[uuid.UUID, Match] = {}
+    for row in found:  # the item's columns, then the rank
+        record = item.record_of(row)
+        if record.id not in ruled:
+            matched[record.id] = Match(record, float(row[width]))
     return Candidates(
-        guaranteed=sorted(guaranteed.values(), key=lambda m: m.record.id),
-        matched=[m for key, m in sorted(matched.items()) if key not in guaranteed],
+        guaranteed=list(rules),
+        matched=[m for _, m in sorted(matched.items())],
         replacements=replacements,
     )

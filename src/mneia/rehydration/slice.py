@@ -8,9 +8,12 @@ transaction, under the caller's row-level security.
 
 Candidate pools, per kind: of the newest ``max(SCAN_MIN, SCAN_FACTOR x pool)`` items sharing
 a word with the task, the ``pool`` best ranked, where ``pool`` grows with the
-kind's share of the budget (about ``POOL_FACTOR`` times as many candidates as
-fit, counting ``LINE_TOKENS`` a line), between ``POOL_MIN`` and
-``POOL_MAX``; so a request's work is bounded whatever the project's size.
+kind's share of the budget the guaranteed constraints leave (about
+``POOL_FACTOR`` times as many candidates as fit, counting ``LINE_TOKENS`` a
+line, the constraints' lines too), between ``POOL_MIN`` and ``POOL_MAX``; so a
+request's work is bounded whatever the project's size, and a project whose
+rules take most of the budget does not read and render candidates that could
+never fit.
 """
 
 from __future__ import annotations
@@ -95,9 +98,10 @@ def _before(moment: datetime, span: timedelta) -> datetime:
         return datetime.min.replace(tzinfo=UTC)
 
 
-def request(ask: Ask, moment: datetime) -> candidates.Request:
-    """The candidate query for ``ask`` read at ``moment``."""
-    pools = {kind: pool(ask.quotas.get(kind, 0.0), ask.budget) for kind in ItemKind}
+def request(ask: Ask, moment: datetime, guaranteed: int = 0) -> candidates.Request:
+    """The candidate query for ``ask`` read at ``moment``, beside ``guaranteed`` constraints."""
+    left = max(0, ask.budget - LINE_TOKENS * guaranteed)
+    pools = {kind: pool(ask.quotas.get(kind, 0.0), left) for kind in ItemKind}
     return candidates.Request(
         project_id=ask.project_id,
         task=ask.task,
@@ -112,6 +116,12 @@ def request(ask: Ask, moment: datetime) -> candidates.Request:
     )
 
 
+async def find(tx: Tx, ask: Ask, moment: datetime) -> candidates.Candidates:
+    """The candidates for ``ask``: the guaranteed constraints, then pools sized on what they leave."""
+    rules = await candidates.guaranteed(tx, ask.project_id, ask.task, ask.as_of)
+    return await candidates.gather(tx, request(ask, moment, len(rules)), rules)
+
+
 async def _settled(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -119,7 +129,7 @@ async def _settled(value: Any) -> Any:
 async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
     """The slice for ``ask``, read through ``reader`` (see the module's docstring)."""
     moment = reader.now
-    found = await candidates.gather(tx, request(ask, moment))
+    found = await find(tx, ask, moment)
     matched = [m for m in found.matched if m.record.id not in ask.shown]
     replacements = [r for r in found.replacements if r.replacement.id not in ask.shown]
     records: dict[uuid.UUID, ItemRecord] = {}
