@@ -11,7 +11,7 @@ statements of ``mneia.rehydration.candidates``, in a transaction already
 bound to the reader, timed in this process) for the same tasks. Target at
 100,000 items: rehydrate p95 <= 30 ms and rehydrate / SQL <= 3.
 
-**Quality**, in the same run, for Mneia and two baselines implemented here
+**Quality**, in the same run, for Mneia and three baselines implemented here
 on the same items, each filling the same token budget (tiktoken
 cl100k_base, what each method shows counted):
 
@@ -19,6 +19,10 @@ cl100k_base, what each method shows counted):
   PostgreSQL's ``ts_rank`` against the task's words (the relevance Mneia
   uses too), taken in that order while they fit;
 - *compaction*: every item, newest first, taken while they fit;
+- *rules, then search*: search that keeps R11's guarantee: every ACTIVE
+  load-bearing constraint first (all of them, whatever they cost), then the
+  rest by rank in the budget they leave. It tells the cost of the guarantee
+  (search against it) from the quality of the selection (Mneia against it);
 
 each twice: with each item shown as Mneia shows it (its ``rendered`` line,
 authority first: the rows then compare what is chosen, at the same cost per
@@ -480,21 +484,33 @@ Lines = dict[str, str] | None
 """Each item's line as Mneia renders it (authority first), or None: ``KIND: statement``."""
 
 
+def cost(found: Item, lines: Lines) -> int:
+    """The tokens of the item's line, its newline included."""
+    shown = lines[found.id] if lines is not None else f"{found.kind}: {found.statement}"
+    return tokens.count(shown + "\n")
+
+
 def fill(ordered: Sequence[Item], budget: int, lines: Lines) -> set[str]:
     """Take items in order while they fit, each shown as one line."""
     used, taken = 0, set()
     for found in ordered:
-        shown = lines[found.id] if lines is not None else f"{found.kind}: {found.statement}"
-        cost = tokens.count(shown + "\n")
-        if used + cost <= budget:
-            used += cost
+        line = cost(found, lines)
+        if used + line <= budget:
+            used += line
             taken.add(found.id)
     return taken
 
 
-def search(items: list[tuple[Item, float]], budget: int, lines: Lines) -> Output:
-    ranked = sorted((pair for pair in items if pair[1] > 0), key=lambda pair: (-pair[1], pair[0].id))
-    taken = fill([found for found, _ in ranked], budget, lines)
+def search(items: list[tuple[Item, float]], budget: int, lines: Lines, rules: Sequence[str] = ()) -> Output:
+    """By rank while it fits; given ``rules``, those first, all of them (R11's guarantee), the rest
+    by rank in the budget they leave."""
+    kept = [found for found, _ in items if found.id in rules]
+    left = budget - sum(cost(found, lines) for found in kept)
+    ranked = sorted(
+        (pair for pair in items if pair[1] > 0 and pair[0].id not in rules),
+        key=lambda pair: (-pair[1], pair[0].id),
+    )
+    taken = {found.id for found in kept} | fill([found for found, _ in ranked], left, lines)
     return Output(taken, generously_named(items, taken))
 
 
@@ -574,12 +590,15 @@ async def judge(
             items = await project_items(admin, case.project, case.task)
             status = {found.id: found.status for found, _ in items}
             shown = lines[case.project]
+            rules = sorted(case.load_bearing)
             for budget in budgets:
                 ours, _ = await mneia(http, world.alice, case, budget)
                 for method, output in (
                     ("Mneia", ours),
                     ("search", search(items, budget, shown)),
                     ("search, plain text", search(items, budget, None)),
+                    ("rules, then search", search(items, budget, shown, rules)),
+                    ("rules, then search, plain", search(items, budget, None, rules)),
                     ("compaction", compaction(items, budget, shown)),
                     ("compaction, plain text", compaction(items, budget, None)),
                 ):
@@ -872,15 +891,15 @@ async def run(options: Options, url: str, version: str) -> None:
         )
     print()
     header = (
-        f"{'corpus':<11}{'budget':>7}  {'method':<24}{'load-bearing':>13}{'superseded':>15}"
+        f"{'corpus':<11}{'budget':>7}  {'method':<27}{'load-bearing':>13}{'superseded':>15}"
         f"{'ruled out':>11}{'relevant':>10}"
     )
     print(header)
-    print(f"{'':<11}{'':>7}  {'':<24}{'recall':>13}{'entries/task':>15}{'named':>11}{'recall':>10}")
+    print(f"{'':<11}{'':>7}  {'':<27}{'recall':>13}{'entries/task':>15}{'named':>11}{'recall':>10}")
     for (corpus, budget, method), tally in tallies.items():
         entries = tally.superseded[0] / tally.superseded[1]
         print(
-            f"{corpus:<11}{budget:>7}  {method:<24}{percent(tally.load_bearing):>13}{entries:>15.1f}"
+            f"{corpus:<11}{budget:>7}  {method:<27}{percent(tally.load_bearing):>13}{entries:>15.1f}"
             f"{percent(tally.named):>11}{percent(tally.relevant):>10}"
         )
 
