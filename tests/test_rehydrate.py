@@ -360,7 +360,6 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
         explaining = Explaining(connection, (await connection.get_raw_connection()).driver_connection)
         found = await slice.find(explaining, ask, datetime.now().astimezone())
         rare_words = dataclasses.replace(ask, task="chargeback")
-        common_plans = len(explaining.plans)
         rare = await slice.find(explaining, rare_words, datetime.now().astimezone())
     # Every one of the 6,000 items shares the task's words; only the pools came back.
     bound = sum(asked.pools.values()) + asked.every_word
@@ -372,9 +371,6 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
     plans = "\n".join(explaining.plans)
     assert "Seq Scan on items" not in plans, plans
     assert "Index" in plans, plans
-    # A rare word's matches of one kind come from that kind's own text index, not every kind's.
-    rare_plans = "\n".join(explaining.plans[common_plans:])
-    assert "items_search_task" in rare_plans and "items_search_fact" in rare_plans, rare_plans
 
 
 NOT_LEAKPROOF = text("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF")
