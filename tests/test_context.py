@@ -26,6 +26,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import async_url
+from mneia.storage import token
+from mneia.storage.database import transaction
 from tests.graphql import Api, Who, World
 from tests.support import (
     INSUFFICIENT_PRIVILEGE,
@@ -382,3 +384,33 @@ async def test_r15_an_announcement_names_no_tenant(
     assert set(announced) == {"kind", "seq"} and announced["kind"] == "dispute"
     assert isinstance(announced["seq"], int)
     assert UUID.search(payload) is None
+
+
+READ_ONLY_TRANSACTION = "25006"
+VISIBLE_ITEMS = text("SELECT count(*) FROM items")
+MAKE_PROJECT = text(  # what the human's context may do in a transaction that may write
+    "INSERT INTO projects (workspace_id, id, name, created_by)"
+    " VALUES (mneia_workspace(), gen_random_uuid(), 'Elsewhere', mneia_actor())"
+)
+
+
+@pytest.mark.parametrize("read", [True, False])
+async def test_a_querys_transaction_reads_one_snapshot_and_cannot_write(
+    api: Api, engine: AsyncEngine, stocked: World, read: bool
+) -> None:
+    """A GraphQL query's transaction (``read``) sees what was committed when it began, whatever
+    commits meanwhile, and refuses any write, even one its actor could make; a mutation's (the
+    control) sees each commit as it lands."""
+    async with transaction(engine, read=read) as tx:
+        assert await token.authenticate(tx, stocked.human.token) is not None
+        before = (await tx.execute(VISIBLE_ITEMS)).scalar_one()
+        await api.assert_item(stocked.human.token, projectId=stocked.project_id, statement="Said meanwhile")
+        after = (await tx.execute(VISIBLE_ITEMS)).scalar_one()
+        assert after == (before if read else before + 1)
+        if read:
+            with pytest.raises(DBAPIError) as caught:
+                await tx.execute(MAKE_PROJECT)
+            assert sqlstate(caught.value) == READ_ONLY_TRANSACTION, caught.value
+        else:
+            await tx.execute(MAKE_PROJECT)
+        tx.fail()

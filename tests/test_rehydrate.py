@@ -9,15 +9,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.rehydration import profile, slice, tokens
-from mneia.storage.database import Driven, Tx
+from mneia.app import create_app
+from mneia.config import app_url
+from mneia.rehydration import candidates, profile, slice, tokens
+from mneia.storage import database
+from mneia.storage.database import Driven, Tx, create_engine
 from mneia.vocabulary import ItemKind
 from tests.graphql import Api, World
 from tests.support import (
@@ -371,6 +376,57 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
     plans = "\n".join(explaining.plans)
     assert "Seq Scan on items" not in plans, plans
     assert "Index" in plans, plans
+
+
+def supersede_elsewhere(admin_url: str, world: World, target: str, statement: str) -> None:
+    """``supersedeItem`` through another server (its own app, engine and event loop), committed
+    before this returns: what another process does while a request reads."""
+
+    async def write() -> None:
+        engine = create_engine(app_url(admin_url), pool_size=1)
+        transport = httpx.ASGITransport(app=create_app(engine, dispose_engine=False))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://elsewhere.test") as http:
+                await Api(http, engine).run(
+                    world.human.token, SUPERSEDE, **supersession(world.project_id, target, statement, "moved")
+                )
+        finally:
+            await engine.dispose()
+
+    writer = threading.Thread(target=lambda: asyncio.run(write()))
+    writer.start()
+    writer.join()
+
+
+async def test_r11_8_a_slice_is_read_in_one_snapshot_whatever_commits_meanwhile(
+    api: Api, world: World
+) -> None:
+    """A query's statements read one snapshot (REPEATABLE READ, READ ONLY): a rule superseded by
+    another process after the slice read its rules and before it read the recent replacements is
+    neither half-seen (guaranteed and ruled out at once) nor half-missed. Under READ COMMITTED
+    this slice listed the rule as GUARANTEED and, in the same text, as replaced."""
+    rule = await load_bearing(api, world, "Refund batches settle overnight")
+    admin_url = api.admin_engine.url.render_as_string(hide_password=False)
+    replacements = {candidates.REPLACEMENTS_SQL}
+    meanwhile: list[str] = []
+
+    def before(_sender: Any, statement: str) -> None:
+        if statement in replacements and not meanwhile:
+            meanwhile.append(statement)
+            supersede_elsewhere(admin_url, world, rule, "Refund batches settle hourly")
+
+    database.DRIVEN_OBSERVERS.append(before)
+    try:
+        found = await rehydrate(api, world.agent.token, world.project_id, "refund batches settle", 2000)
+    finally:
+        database.DRIVEN_OBSERVERS.remove(before)
+    assert meanwhile, "the other process wrote between the rules and the replacements"
+    assert entry_ids(found, "GUARANTEED") == {rule}
+    assert found["supersessions"] == [] and "Ruled out" not in found["rendered"]
+    assert "settle hourly" not in found["rendered"]
+    now = await rehydrate(api, world.agent.token, world.project_id, "refund batches settle", 2000)
+    assert [note["previous"]["id"] for note in now["supersessions"]] == [rule]
+    assert rule not in entry_ids(now)
 
 
 NOT_LEAKPROOF = text("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF")

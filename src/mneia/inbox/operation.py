@@ -265,8 +265,8 @@ class _Listening(Context):
     _ended: int = 0
 
     @asynccontextmanager
-    async def authenticated(self) -> AsyncIterator[Tx]:
-        async with super().authenticated() as tx:
+    async def authenticated(self, read: bool = False) -> AsyncIterator[Tx]:
+        async with super().authenticated(read) as tx:
             yield tx
         self._ended += 1
         if self._ended >= 2:

@@ -243,6 +243,8 @@ _GUARANTEED, _GUARANTEED_THEN = Driven(_guaranteed_statement(None)), Driven(_gua
 _ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
 _REPLACEMENTS = Driven(_replacements_statement(None))
 _REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
+REPLACEMENTS_SQL = _REPLACEMENTS.sql
+"""The recent replacements' statement, as sent (for tests that act between a slice's statements)."""
 
 
 @dataclass(frozen=True, slots=True)

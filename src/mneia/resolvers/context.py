@@ -103,8 +103,10 @@ class Context:
         return self._actor is not None
 
     @asynccontextmanager
-    async def authenticated(self) -> AsyncIterator[Tx]:
+    async def authenticated(self, read: bool = False) -> AsyncIterator[Tx]:
         """The one way a request gets its transaction: the context's lock, a transaction, the token.
+
+        ``read``: a query's, one snapshot and no writes (storage.database.transaction).
 
         Raises Unauthenticated (with the transaction rolled back) when the token is
         missing, unknown, revoked or expired. Fresh loaders and a fresh clock each
@@ -117,7 +119,7 @@ class Context:
         if not secret:
             self._actor = None
             raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
-        async with self.lock, transaction(self.engine) as tx:
+        async with self.lock, transaction(self.engine, read=read) as tx:
             self._actor = await token.authenticate(tx, secret)
             if self._actor is None:
                 raise Unauthenticated("unknown or revoked bearer token")

@@ -94,7 +94,8 @@ class Transaction(SchemaExtension):
             return
         async with AsyncExitStack() as stack:
             try:
-                tx = await stack.enter_async_context(context.authenticated())
+                read = execution.operation_type is OperationType.QUERY
+                tx = await stack.enter_async_context(context.authenticated(read))
             except Exception as error:  # noqa: BLE001 - unauthenticated, or the database is away
                 execution.result = _failed(error)
                 yield

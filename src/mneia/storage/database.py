@@ -228,9 +228,15 @@ class Tx:
         return DBAPIError(sql, None, error, connection_invalidated=lost)
 
 
-async def _begin(engine: AsyncEngine) -> tuple[AsyncConnection, asyncpg.Connection]:
-    """A connection in a new transaction. A pooled connection the database dropped while it sat
-    idle (a restart, a failover) fails its BEGIN: it is discarded and replaced, once."""
+BEGIN = "BEGIN"
+BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+"""A read: every statement sees the one snapshot taken at its first, and none may write."""
+
+
+async def _begin(engine: AsyncEngine, read: bool = False) -> tuple[AsyncConnection, asyncpg.Connection]:
+    """A connection in a new transaction (``read``: BEGIN_READ's). A pooled connection the database
+    dropped while it sat idle (a restart, a failover) fails its BEGIN: it is discarded and replaced,
+    once."""
     for attempt in (1, 2):
         try:
             connection = await engine.connect()
@@ -240,7 +246,7 @@ async def _begin(engine: AsyncEngine) -> tuple[AsyncConnection, asyncpg.Connecti
             await connection.execution_options(isolation_level="AUTOCOMMIT")
             driver = (await connection.get_raw_connection()).driver_connection
             assert isinstance(driver, asyncpg.Connection)
-            await driver.execute("BEGIN")
+            await driver.execute(BEGIN_READ if read else BEGIN)
         except Exception as error:
             await connection.invalidate()
             await connection.close()
@@ -258,19 +264,25 @@ T = TypeVar("T", bound=Tx)
 
 
 @overload
-def transaction(engine: AsyncEngine) -> AbstractAsyncContextManager[Tx]: ...
+def transaction(engine: AsyncEngine, *, read: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 @overload
-def transaction(engine: AsyncEngine, kind: type[T]) -> AbstractAsyncContextManager[T]: ...
-def transaction(engine: AsyncEngine, kind: type[Tx] = Tx) -> AbstractAsyncContextManager[Tx]:
+def transaction(
+    engine: AsyncEngine, kind: type[T], *, read: bool = False
+) -> AbstractAsyncContextManager[T]: ...
+def transaction(
+    engine: AsyncEngine, kind: type[Tx] = Tx, *, read: bool = False
+) -> AbstractAsyncContextManager[Tx]:
     """A transaction that commits when the block ends cleanly and was not marked failed.
 
-    ``kind``: a subclass of Tx to hold it (the benchmarks' ExplainingTx)."""
-    return _transaction(engine, kind)
+    ``kind``: a subclass of Tx to hold it (the benchmarks' ExplainingTx). ``read``: a GraphQL
+    query's, whose statements must agree with each other (a slice's rules, candidates and
+    replacements; an item and its events) and must not write: REPEATABLE READ, READ ONLY."""
+    return _transaction(engine, kind, read)
 
 
 @asynccontextmanager
-async def _transaction(engine: AsyncEngine, kind: type[Tx]) -> AsyncIterator[Tx]:
-    connection, driver = await _begin(engine)
+async def _transaction(engine: AsyncEngine, kind: type[Tx], read: bool = False) -> AsyncIterator[Tx]:
+    connection, driver = await _begin(engine, read)
     try:
         tx = kind(connection, driver)
         try:
