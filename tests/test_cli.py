@@ -398,3 +398,78 @@ def test_a_worker_hides_what_it_built_at_start_from_the_garbage_collector(tmp_pa
     )
     before, after = (int(n) for n in done.stdout.split())
     assert before == 0 and after > 10_000, done.stdout
+
+
+class McpOverFreshConnections:
+    """An MCP client over raw HTTP whose every request opens a connection of its own, as a client
+    does whose pool closed the last one: each may reach either worker."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.url = f"{base}/mcp"
+        self.headers = {
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+            "mcp-protocol-version": "2025-06-18",
+        }
+        self.session: str | None = None
+
+    def session_headers(self, session: str | None = None) -> dict[str, str]:
+        chosen = session or self.session
+        return {**self.headers, **({"mcp-session-id": chosen} if chosen else {})}
+
+    def post(self, message: dict[str, object], session: str | None = None) -> httpx.Response:
+        return httpx.post(self.url, json=message, headers=self.session_headers(session), timeout=30)
+
+    def end(self) -> httpx.Response:
+        return httpx.delete(self.url, headers=self.session_headers(), timeout=30)
+
+    def call(self, n: int, method: str, **params: object) -> dict[str, object]:
+        answer = self.post({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+        assert answer.status_code == 200, (answer.status_code, answer.text)
+        data = next(line for line in answer.text.splitlines() if line.startswith("data: "))
+        found = json.loads(data.removeprefix("data: "))
+        assert "result" in found, found
+        if self.session is None:
+            self.session = answer.headers["mcp-session-id"]
+        return dict(found["result"])
+
+
+SAID_OVER_FRESH_CONNECTIONS = (
+    "SELECT DISTINCT s.id, c.tool, c.version FROM items i"
+    " JOIN sessions s ON s.workspace_id = i.workspace_id AND s.id = i.session_id"
+    " JOIN clients c ON c.workspace_id = s.workspace_id AND c.id = s.client_id"
+    " WHERE i.project_id = CAST(:project AS uuid) AND i.statement LIKE 'Fact % over a new connection'"
+)
+
+
+async def test_serve_workers_keep_an_mcp_session_whatever_connection_its_requests_take(
+    admin_url: str, tmp_path: Path, api: Api, world: World
+) -> None:
+    """An MCP session lives in the worker that opened it; its requests reach that worker whichever
+    worker accepted their connection (mcp.affinity), so it stays one session: one client, one
+    Mneia session for its writes. Without it, about half the requests below answered 404."""
+    env = cli_env(tmp_path, DATABASE_URL=admin_url)
+    with serving(["--workers", "2"], env, tmp_path) as (process, base):
+        client = McpOverFreshConnections(base, world.agent.token)
+        hello = {"name": "claude-code", "version": "2.1.3"}
+        client.call(1, "initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo=hello)
+        assert client.session is not None
+        owner = int(client.session.partition(".")[0])
+        assert owner in {worker.pid for worker in _workers_of(process)}, client.session
+        client.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for n in range(16):
+            fact = {"kind": "FACT", "statement": f"Fact {n} over a new connection"}
+            answer = client.call(2 + n, "tools/call", name="assert_item", arguments=fact)
+            assert not answer.get("isError"), answer
+        # The stream a client opens (GET) and the session's end (DELETE) reach the owner too.
+        with httpx.stream("GET", client.url, headers=client.session_headers(), timeout=30) as stream:
+            assert stream.status_code == 200, stream.status_code
+            assert stream.headers["content-type"].startswith("text/event-stream")
+        ended = client.end()
+        assert ended.status_code in (200, 204), ended.text
+        listing = {"jsonrpc": "2.0", "id": 99, "method": "tools/list"}
+        assert [client.post(listing).status_code for _ in range(4)] == [404] * 4
+        assert client.post(listing, session="4294967296.of-no-worker").status_code == 404
+        assert client.post(listing, session="../../etc.passwd").status_code == 404
+    sessions = await rows(api.admin_engine, SAID_OVER_FRESH_CONNECTIONS, project=world.project_id)
+    assert [(row["tool"], row["version"]) for row in sessions] == [("claude-code", "2.1.3")], sessions

@@ -12,6 +12,7 @@ import gc
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import cast
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -110,13 +111,19 @@ def _cors(origins: tuple[str, ...]) -> list[Middleware]:
 
 
 def create_app(
-    engine: AsyncEngine, *, dispose_engine: bool = True, settings: Settings | None = None
+    engine: AsyncEngine,
+    *,
+    dispose_engine: bool = True,
+    settings: Settings | None = None,
+    workers_dir: Path | None = None,
 ) -> Starlette:
+    """The whole application. ``workers_dir``: one worker of several's, where each listens on a
+    Unix socket of its own (mcp.affinity)."""
     settings = settings or Settings.from_env()
     hub = Hub(engine.url.render_as_string(hide_password=False))
     graphql = MneiaGraphQL(engine, hub, settings)
     probes = Probes(engine)
-    mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub)
+    mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -17,9 +17,11 @@ import errno
 import gc
 import json
 import logging
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -233,7 +235,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
     raise _Stop
 
 
-def worker_app(app_url: str) -> Starlette:
+def worker_app(app_url: str, workers_dir: Path | None = None) -> Starlette:
     """The app of one worker process, built there: an engine cannot cross a process boundary.
 
     What exists once the app is built (modules, the schema, the vendored
@@ -254,7 +256,7 @@ def worker_app(app_url: str) -> Starlette:
     from mneia.app import create_app
     from mneia.storage.database import create_engine
 
-    app = create_app(create_engine(app_url))
+    app = create_app(create_engine(app_url), workers_dir=workers_dir)
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -265,10 +267,17 @@ def serve(args: argparse.Namespace) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from mneia.http.listener import PerWorkerUnixSocket
     from mneia.http.transport import server_options
 
     settings = _settings(args)
     sock = listening_socket(args.host, args.port, workers=args.workers)
+    # With several workers, each also listens on a Unix socket of its own in this private
+    # directory, through which the others pass it the requests of its MCP sessions.
+    workers_dir = Path(tempfile.mkdtemp(prefix="mneia-workers-")) if args.workers > 1 else None
+    sockets: list[socket.socket] = [sock]
+    if workers_dir is not None:
+        sockets.append(PerWorkerUnixSocket(workers_dir))
     try:
         with database(settings) as db:
             migrate(db, settings)
@@ -276,7 +285,7 @@ def serve(args: argparse.Namespace) -> None:
             reachable(app_url, who=f" as {make_url(app_url).username}")
             # A factory, so that each worker (a spawned process) builds its own engine.
             config = uvicorn.Config(
-                partial(worker_app, app_url),
+                partial(worker_app, app_url, workers_dir),
                 factory=True,
                 workers=args.workers,
                 log_level=args.log_level,
@@ -294,14 +303,17 @@ def serve(args: argparse.Namespace) -> None:
             if args.workers > 1:
                 # The supervisor turns SIGINT and SIGTERM into a stop: it SIGTERMs every
                 # worker, waits for them, and returns, so the embedded server stops after.
-                Multiprocess(config, sockets=[sock]).run()
+                Multiprocess(config, sockets=sockets).run()
                 return
             # uvicorn re-raises the signal it caught once it has shut down: main()'s
             # SIGTERM handler and Python's SIGINT one turn it into an exception here.
             with suppress(_Stop, KeyboardInterrupt):
                 uvicorn.Server(config).run(sockets=[sock])
     finally:
-        sock.close()
+        for each in sockets:
+            each.close()
+        if workers_dir is not None:
+            shutil.rmtree(workers_dir, ignore_errors=True)
 
 
 def run_migrate(args: argparse.Namespace) -> None:

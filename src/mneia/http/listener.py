@@ -18,7 +18,9 @@ binds again when it unpickles the socket it is handed
 
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
 from typing import Any
 
 
@@ -56,3 +58,33 @@ class PerWorkerSocket(socket.socket):
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _listen_again, (self.family, self.type, self.proto, self.getsockname())
+
+
+def _unix_of_this_worker(directory: str) -> socket.socket:
+    """In a worker process: a Unix socket at ``<directory>/<its pid>.sock`` (uvicorn makes it listen)."""
+    from mneia.mcp.affinity import socket_path
+
+    path = socket_path(Path(directory), os.getpid())
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class PerWorkerUnixSocket(socket.socket):
+    """A socket each worker process receives as a Unix socket of its own, named by its pid.
+
+    Through it the other workers reach this one: an MCP session lives in the
+    worker that opened it (mcp.affinity). ``directory`` is the parent's,
+    private to its user (``tempfile.mkdtemp``).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.directory = directory
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unix_of_this_worker, (str(self.directory),)

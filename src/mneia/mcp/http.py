@@ -27,6 +27,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
@@ -43,6 +44,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from mneia.mcp import server
+from mneia.mcp.affinity import Affinity
 from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
 from mneia.resolvers.context import Context
@@ -152,7 +154,9 @@ class HttpBackend:
 class Endpoint:
     """The ``/mcp`` route and the lifespan its session manager needs."""
 
-    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None) -> None:
+    def __init__(
+        self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, workers_dir: Path | None = None
+    ) -> None:
         self.server: MCPServer[Any] = server.build(HttpBackend(schema, engine, hub))
         app = self.server.streamable_http_app(
             streamable_http_path=PATH,
@@ -164,6 +168,10 @@ class Endpoint:
             backend=BearerAuthBackend(AgentTokens(engine)),
             on_error=unavailable,
         )
+        # One worker of several: a session's requests go to the worker that holds it.
+        self.affinity = Affinity(self.app, workers_dir) if workers_dir is not None else None
+        if self.affinity is not None:
+            self.app = self.affinity
 
     @property
     def route(self) -> Route:
@@ -196,3 +204,5 @@ class Endpoint:
         finally:
             stop.set()
             await task
+            if self.affinity is not None:
+                await self.affinity.close()
