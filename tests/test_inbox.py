@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -68,17 +69,59 @@ async def test_inbox_sign_in_page_is_strict(browser: Browser) -> None:
         assert served.headers["cache-control"] == "public, max-age=31536000, immutable"
 
 
-async def test_r3_a_human_token_becomes_an_httponly_strict_cookie(browser: Browser, world: World) -> None:
+TOKENS = "query($me: ID!) { tokens(actorId: $me) { id expiresAt revokedAt active } }"
+
+
+async def test_r3_a_human_token_opens_a_session_of_its_own_in_an_httponly_strict_cookie(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """The pasted token signs in and is not kept: the cookie holds a token minted for the session,
+    the person's own, expiring after SESSION_LIFETIME."""
+    before = {t["id"] for t in (await api.run(world.human.token, TOKENS, me=world.human.id))["tokens"]}
     signed = await browser.sign_in(world.human.token)
     assert signed.status_code == 303 and signed.headers["location"] == "/inbox"
-    session = set_cookie(signed, "mneia_inbox").lower()
+    session = set_cookie(signed, "mneia_inbox")
     for attribute in ("httponly", "samesite=strict", "path=/inbox"):
-        assert attribute in session, session
+        assert attribute in session.lower(), session
+    assert world.human.token not in session, "the pasted token never reaches the browser"
+    secret, token_id = session_of(browser)
+    assert (await api.run(secret, "{ me { id } }"))["me"]["id"] == world.human.id
+    tokens = {t["id"]: t for t in (await api.run(world.human.token, TOKENS, me=world.human.id))["tokens"]}
+    assert set(tokens) - before == {token_id}
+    lasts = datetime.fromisoformat(tokens[token_id]["expiresAt"]) - datetime.now(UTC)
+    assert timedelta(hours=11) < lasts <= timedelta(hours=12), lasts
     page = await browser.client.get("/inbox")
     assert page.status_code == 200
     assert "Signed in as <strong>alice</strong>" in page.text
-    assert world.human.token not in page.text, "the token never returns in a page"
-    assert csrf_for(world.human.token) in page.text
+    assert world.human.token not in page.text and secret not in page.text, "no token returns in a page"
+    assert csrf_for(secret) in page.text
+
+
+def session_of(browser: Browser) -> tuple[str, str]:
+    """The session token's secret and id, from the browser's cookie."""
+    value = browser.client.cookies.get("mneia_inbox", domain="mneia.test", path="/inbox")
+    assert value, "signed in"
+    secret, _, token_id = value.strip('"').rpartition(".")
+    return secret, token_id
+
+
+async def test_r3_signing_out_revokes_the_sessions_token_and_not_the_pasted_one(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """A copy of the cookie taken before sign-out opens nothing after it; the person's own token,
+    pasted to sign in, still works everywhere."""
+    await browser.sign_in(world.human.token)
+    copied = browser.client.cookies.get("mneia_inbox", domain="mneia.test", path="/inbox")
+    secret, _ = session_of(browser)
+    signed_out = await browser.post("/inbox/sign-out", {"csrf": await browser.csrf()})
+    assert signed_out.status_code == 303
+    refused = await api.post(secret, "{ me { id } }")
+    assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert copied is not None
+    browser.client.cookies.set("mneia_inbox", copied, domain="mneia.test", path="/inbox")
+    page = await browser.client.get("/inbox")
+    assert page.status_code == 401 and "Signed in as" not in page.text
+    assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
 
 
 async def test_r3_an_agent_token_cannot_sign_in(browser: Browser, world: World) -> None:
@@ -439,19 +482,12 @@ async def test_inbox_signing_out_forgets_the_cookie_and_needs_the_form(
 
 
 async def test_r3_a_revoked_token_ends_the_session_at_once(browser: Browser, api: Api, world: World) -> None:
-    """The cookie holds the token, authenticated again by the database on every request."""
-    spare = await api.run(
-        world.human.token,
-        "mutation($a: ID!) { createToken(actorId: $a) { token issued { id } } }",
-        a=world.human.id,
-    )
-    await browser.sign_in(spare["createToken"]["token"])
+    """The session's token is authenticated again by the database on every request: revoked from
+    anywhere (``revokeToken``, as from another device), the session ends with it."""
+    await browser.sign_in(world.human.token)
     assert "Signed in as" in (await browser.client.get("/inbox")).text
-    await api.run(
-        world.human.token,
-        "mutation($i: ID!) { revokeToken(id: $i) { id } }",
-        i=spare["createToken"]["issued"]["id"],
-    )
+    _, token_id = session_of(browser)
+    await api.run(world.human.token, "mutation($i: ID!) { revokeToken(id: $i) { id } }", i=token_id)
     ended = await browser.client.get("/inbox")
     assert ended.status_code == 401 and "unknown, revoked or expired" in ended.text
     assert "Signed in as" not in ended.text

@@ -2,9 +2,10 @@
 
 Server-rendered (Jinja2) with htmx, both shipped in the wheel: nothing is
 loaded from another origin and nothing is built. A person signs in with a
-human's bearer token, which becomes an HttpOnly, SameSite=Strict cookie
-(inbox.cookie); agents' tokens are refused. Every read and every action is
-an operation of the API's own schema run in-process with that token
+human's bearer token, which mints the session a token of its own, kept in an
+HttpOnly, SameSite=Strict cookie and revoked at sign-out (inbox.cookie);
+agents' tokens are refused. Every read and every action is an operation of
+the API's own schema run in-process with the session's token
 (inbox.operation), so the inbox passes through exactly the API's
 authorisation and row-level security.
 """

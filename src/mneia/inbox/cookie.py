@@ -2,14 +2,17 @@
 
 What must stay true:
 
-- The session cookie holds the person's bearer token, ``HttpOnly`` (no
-  script reads it, so an injected one could not steal it),
-  ``SameSite=Strict`` (no other site's page or link sends it) and ``Path=/inbox``;
-  ``Secure`` when the page is served over https. Every request authenticates
-  the token again in the database, so a revoked or expired token ends the
-  session at once, and nothing about sessions is kept on the server. A
-  random session id would be as much a credential as the token, and would
-  need a table (and a migration) to outlive a process.
+- The token a person pastes is used once, to sign in, and never stored in
+  the browser. Signing in mints a token of the person's own for the
+  session (``createToken``, expiring after ``SESSION_LIFETIME``), and the
+  session cookie holds that one: ``HttpOnly`` (no script reads it, so an
+  injected one could not steal it), ``SameSite=Strict`` (no other site's
+  page or link sends it) and ``Path=/inbox``; ``Secure`` when the page is
+  served over https. A copy of the cookie is worth what its token is worth
+  until it expires or the person signs out, which revokes it; the pasted
+  token is not exposed by it. Every request authenticates the session's
+  token again in the database, so a revoked or expired one ends the session
+  at once, and nothing about sessions is kept by the server process.
 - Every form carries a CSRF token: before sign-in, a random value that must
   equal the one in a ``SameSite=Strict`` cookie (double submit); once signed
   in, an HMAC of a fixed label keyed by the session's token, which only a
@@ -31,11 +34,29 @@ from starlette.responses import Response
 SESSION = "mneia_inbox"
 PRESESSION = "mneia_inbox_csrf"
 PATH = "/inbox"
+SESSION_LIFETIME = "PT12H"
+"""How long a sign-in lasts (an ISO-8601 duration, the session token's ``expiresIn``): a working day."""
 _LABEL = b"mneia inbox csrf v1"
+_SEPARATOR = "."  # in neither a token (URL-safe base64 after "mneia_") nor a UUID
+
+
+def session_value(secret: str, token_id: str) -> str:
+    """The session cookie: the session token's secret, and its id (to revoke it at sign-out)."""
+    return f"{secret}{_SEPARATOR}{token_id}"
+
+
+def signed_in(request: Request) -> tuple[str, str | None] | None:
+    """The session's token and its id (None for a cookie that names none), or None."""
+    value = request.cookies.get(SESSION)
+    if not value:
+        return None
+    secret, separator, token_id = value.rpartition(_SEPARATOR)
+    return (secret, token_id or None) if separator and secret else (value, None)
 
 
 def signed_in_token(request: Request) -> str | None:
-    return request.cookies.get(SESSION) or None
+    found = signed_in(request)
+    return found[0] if found is not None else None
 
 
 def csrf_for(token: str) -> str:

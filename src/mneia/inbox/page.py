@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from mneia.inbox import cookie, entry
 from mneia.inbox.assets import PAGE_HEADERS, urls
 from mneia.inbox.operation import (
+    CLOSE_SESSION,
     DECIDED,
     DISPUTES,
     HISTORY,
@@ -30,6 +31,7 @@ from mneia.inbox.operation import (
     MAX_BULK,
     ME,
     ONE_AT_A_TIME,
+    OPEN_SESSION,
     PROPOSALS,
     SHOWN,
     Api,
@@ -158,11 +160,21 @@ class Inbox:
         token = pasted_token(form.get("token", ""))
         if not token:
             return sign_in_page(request, 400, "token: paste your bearer token.")
-        refusal = self._refusal(await self.api.run(token, ME))
+        answer = await self.api.run(token, ME)
+        refusal = self._refusal(answer)
         if refusal is not None:
             return sign_in_page(request, *refusal)
+        assert answer.data is not None
+        opened = await self.api.run(
+            token, OPEN_SESSION, {"me": answer.data["me"]["id"], "lasts": cookie.SESSION_LIFETIME}
+        )
+        if not opened.ok or opened.data is None:
+            return sign_in_page(request, 503, "The session could not be opened; try again.")
+        made = opened.data["createToken"]
         response = see_other(cookie.PATH)
-        cookie.keep(response, request, cookie.SESSION, token)
+        cookie.keep(
+            response, request, cookie.SESSION, cookie.session_value(made["token"], made["issued"]["id"])
+        )
         cookie.forget(response, request, cookie.PRESESSION)
         return response
 
@@ -171,9 +183,13 @@ class Inbox:
             form = dict(await form_of(request))
         except Refused as refused:
             return refused.response
-        token = cookie.signed_in_token(request)
-        if token is None or not cookie.sent_with(request, form, cookie.csrf_for(token)):
+        session = cookie.signed_in(request)
+        if session is None or not cookie.sent_with(request, form, cookie.csrf_for(session[0])):
             return Response("the form expired or came from another site", status_code=403)
+        token, token_id = session
+        if token_id is not None:
+            # The session's token ends with the session: a copy of the cookie is worth nothing now.
+            await self.api.run(token, CLOSE_SESSION, {"id": token_id})
         response = see_other(cookie.PATH)
         cookie.forget(response, request, cookie.SESSION)
         return response
