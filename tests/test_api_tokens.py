@@ -214,3 +214,21 @@ async def test_f14_an_expiry_before_creation_is_refused_by_the_database(
                 text(mint), {**values, "i": uuid.uuid4(), "h": "y" * 64, "after": -timedelta(seconds=1)}
             )
         assert sqlstate(caught.value) == CHECK_VIOLATION, caught.value
+
+
+CURRENT = f"{{ currentToken {{ {TOKEN_FIELDS} }} }}"
+
+
+async def test_f14_current_token_is_the_one_presented(api: Api, world: World) -> None:
+    """Each token answers with itself (so a client can show its expiry, or revoke it), never a sibling."""
+    first = (await api.run(world.human.token, CREATE_TOKEN, a=world.human.id, **{"in": "PT2H"}))[
+        "createToken"
+    ]
+    second = (await api.run(world.human.token, CREATE_TOKEN, a=world.human.id))["createToken"]
+    assert (await api.run(first["token"], CURRENT))["currentToken"] == first["issued"]
+    assert (await api.run(second["token"], CURRENT))["currentToken"] == second["issued"]
+    agent = (await api.run(world.agent.token, CURRENT))["currentToken"]
+    assert agent["actor"] == {"id": world.agent.id} and agent["id"] not in {
+        first["issued"]["id"],
+        second["issued"]["id"],
+    }

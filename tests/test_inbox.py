@@ -504,3 +504,21 @@ async def test_inbox_a_person_in_two_projects_moves_between_them(
     second = (await browser.client.get(f"/inbox?tab=unconfirmed&project={other}")).text
     assert "Project <strong>search</strong>" in second and made.sure not in second
     assert "No agent's assertion waits for confirmation." in second
+
+
+async def test_r3_a_session_never_outlives_the_token_that_opened_it(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """Signed in with a token expiring within the hour, the session's token expires with it."""
+    made = await api.run(
+        world.human.token,
+        "mutation($a: ID!) { createToken(actorId: $a, expiresIn: PT1H) { token issued { id expiresAt } } }",
+        a=world.human.id,
+    )
+    pasted = made["createToken"]
+    await browser.sign_in(pasted["token"])
+    _, token_id = session_of(browser)
+    tokens = {t["id"]: t for t in (await api.run(world.human.token, TOKENS, me=world.human.id))["tokens"]}
+    ends = datetime.fromisoformat(tokens[token_id]["expiresAt"])
+    assert ends <= datetime.fromisoformat(pasted["issued"]["expiresAt"]), (ends, pasted)
+    assert ends > datetime.now(UTC) + timedelta(minutes=59)

@@ -4,7 +4,8 @@ What must stay true:
 
 - The token a person pastes is used once, to sign in, and never stored in
   the browser. Signing in mints a token of the person's own for the
-  session (``createToken``, expiring after ``SESSION_LIFETIME``), and the
+  session (``createToken``, expiring after ``SESSION_LIFETIME`` or with the
+  pasted token, whichever comes first), and the
   session cookie holds that one: ``HttpOnly`` (no script reads it, so an
   injected one could not steal it), ``SameSite=Strict`` (no other site's
   page or link sends it) and ``Path=/inbox``; ``Secure`` when the page is
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -34,8 +36,8 @@ from starlette.responses import Response
 SESSION = "mneia_inbox"
 PRESESSION = "mneia_inbox_csrf"
 PATH = "/inbox"
-SESSION_LIFETIME = "PT12H"
-"""How long a sign-in lasts (an ISO-8601 duration, the session token's ``expiresIn``): a working day."""
+SESSION_LIFETIME = timedelta(hours=12)
+"""How long a sign-in lasts at most (a working day); never longer than the token pasted to sign in."""
 _LABEL = b"mneia inbox csrf v1"
 _SEPARATOR = "."  # in neither a token (URL-safe base64 after "mneia_") nor a UUID
 

@@ -37,9 +37,10 @@ fragment Entry on Item {
 """
 
 ME = "query InboxMe { me { id name kind } projects { id name } }"
-# A sign-in's own token, and its end (inbox.cookie).
-OPEN_SESSION = """mutation InboxSignIn($me: ID!, $lasts: Duration!) {
-  createToken(actorId: $me, expiresIn: $lasts) { token issued { id } } }"""
+# A sign-in's own token, lasting no longer than the one pasted, and its end (inbox.cookie).
+PASTED = "query InboxPasted { currentToken { expiresAt } }"
+OPEN_SESSION = """mutation InboxSignIn($me: ID!, $until: DateTime!) {
+  createToken(actorId: $me, expiresAt: $until) { token issued { id } } }"""
 CLOSE_SESSION = "mutation InboxSignOut($id: ID!) { revokeToken(id: $id) { id } }"
 
 PROPOSALS = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -32,6 +33,7 @@ from mneia.inbox.operation import (
     ME,
     ONE_AT_A_TIME,
     OPEN_SESSION,
+    PASTED,
     PROPOSALS,
     SHOWN,
     Api,
@@ -165,10 +167,13 @@ class Inbox:
         if refusal is not None:
             return sign_in_page(request, *refusal)
         assert answer.data is not None
-        opened = await self.api.run(
-            token, OPEN_SESSION, {"me": answer.data["me"]["id"], "lasts": cookie.SESSION_LIFETIME}
+        until = await self._session_end(token)
+        opened = (
+            await self.api.run(token, OPEN_SESSION, {"me": answer.data["me"]["id"], "until": until})
+            if until is not None
+            else None
         )
-        if not opened.ok or opened.data is None:
+        if opened is None or not opened.ok or opened.data is None:
             return sign_in_page(request, 503, "The session could not be opened; try again.")
         made = opened.data["createToken"]
         response = see_other(cookie.PATH)
@@ -177,6 +182,18 @@ class Inbox:
         )
         cookie.forget(response, request, cookie.PRESESSION)
         return response
+
+    async def _session_end(self, token: str) -> str | None:
+        """When a session opened with ``token`` ends: after SESSION_LIFETIME, or when ``token``
+        expires if that is sooner (a sign-in never outlives what signed in)."""
+        pasted = await self.api.run(token, PASTED)
+        if not pasted.ok or pasted.data is None:
+            return None
+        end = datetime.now(UTC) + cookie.SESSION_LIFETIME
+        expires = pasted.data["currentToken"]["expiresAt"]
+        if expires is not None:
+            end = min(end, datetime.fromisoformat(expires))
+        return end.isoformat()
 
     async def sign_out(self, request: Request) -> Response:
         try:

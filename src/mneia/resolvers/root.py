@@ -91,6 +91,10 @@ class Query:
         description="Tokens you may see and revoke, newest first: your own, and a human's also those"
         " of the actors it created. Never their secret.",
     )
+    current_token: Token = strawberry.field(
+        resolver=token_resolvers.current_token,
+        description="The token this request presents: its id (to revoke it), hint and expiry.",
+    )
 
 
 @strawberry.type

@@ -50,6 +50,16 @@ async def list_tokens(info: Info, actor_id: strawberry.ID | None = None) -> list
     return [Token.of(record) for record in await token.visible(info.context.tx, actor_ids)]
 
 
+async def current_token(info: Info) -> Token:
+    """The token the request was authenticated with (its own actor may always see it)."""
+    context = info.context
+    token_id = await token.presented(context.tx, context.token() or "")
+    found = await token.get(context.tx, token_id) if token_id is not None else None
+    if found is None:  # authenticated by this very token: only a race with its deletion
+        raise NotFound("token", "current")
+    return Token.of(found)
+
+
 async def create_token(
     info: Info,
     actor_id: strawberry.ID,
