@@ -522,3 +522,23 @@ async def test_r3_a_session_never_outlives_the_token_that_opened_it(
     ends = datetime.fromisoformat(tokens[token_id]["expiresAt"])
     assert ends <= datetime.fromisoformat(pasted["issued"]["expiresAt"]), (ends, pasted)
     assert ends > datetime.now(UTC) + timedelta(minutes=59)
+
+
+async def test_an_action_sent_without_htmx_is_said_on_the_page_it_lands_on_once(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """A form a browser sends itself (no script yet, or none at all) redirects to the tab, which
+    says what happened, once; a failure is said as one too."""
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    form = {"csrf": await browser.csrf(), "tab": "unconfirmed", "project": world.project_id}
+    done = await browser.post("/inbox/act", {**form, "action": f"confirm:{made.sure}"})
+    assert done.status_code == 303 and done.headers["location"].startswith("/inbox?")
+    landed = await browser.client.get(done.headers["location"])
+    assert '<p id="said" class="said" role="status" tabindex="-1">Confirmed.</p>' in landed.text
+    assert "Confirmed." not in (await browser.client.get(done.headers["location"])).text, "said once"
+    refused = await browser.post("/inbox/act", {**form, "action": "resolve-chosen"})
+    assert refused.status_code == 303
+    landed = await browser.client.get(refused.headers["location"])
+    failed = '<p id="said" class="said failed" role="alert" tabindex="-1">Nothing was done: select'
+    assert failed in landed.text, landed.text

@@ -28,13 +28,16 @@ import hashlib
 import hmac
 import secrets
 from datetime import timedelta
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 SESSION = "mneia_inbox"
 PRESESSION = "mneia_inbox_csrf"
+SAID = "mneia_inbox_said"
+"""What an action said, for the page a form sent without htmx lands on (once)."""
+SAID_LIMIT = 1000
 PATH = "/inbox"
 SESSION_LIFETIME = timedelta(hours=12)
 """How long a sign-in lasts at most (a working day); never longer than the token pasted to sign in."""
@@ -105,3 +108,17 @@ def keep(response: Response, request: Request, name: str, value: str) -> None:
 
 def forget(response: Response, request: Request, name: str) -> None:
     response.delete_cookie(name, path=PATH, httponly=True, samesite="strict", secure=_secure(request))
+
+
+def say(response: Response, request: Request, said: str, failed: bool) -> None:
+    """Keep what an action said for the next page this browser reads (a plain form's redirect)."""
+    text = said if len(said) <= SAID_LIMIT else said[: SAID_LIMIT - 1] + "…"
+    keep(response, request, SAID, ("1" if failed else "0") + quote(text))
+
+
+def said(request: Request) -> tuple[str, bool] | None:
+    """What the last action said, if this browser has not been shown it yet: (text, failed)."""
+    value = request.cookies.get(SAID)
+    if not value or value[0] not in "01":
+        return None
+    return unquote(value[1:]), value[0] == "1"

@@ -273,7 +273,12 @@ class Inbox:
             return refused.response
         values = self._values(person, request.query_params.get("tab"), request.query_params.get("project"))
         shown = await self.tabs(person, values["project"], values["tab"])
-        return html("inbox.html", **values, **shown, said=None, failed=False, oob=False)
+        told = cookie.said(request)  # a plain form's action, redirected here: say it, once
+        said, failed = told if told is not None else (None, False)
+        response = html("inbox.html", **values, **shown, said=said, failed=failed, oob=False)
+        if told is not None:
+            cookie.forget(response, request, cookie.SAID)
+        return response
 
     async def panel(self, request: Request) -> Response:
         """The chosen tab alone (and its counts, out of band): what htmx swaps in after a change."""
@@ -301,7 +306,10 @@ class Inbox:
             return Response("the form expired or came from another site; reload the page", status_code=403)
         said, failed = await self._perform(person, form, fields)
         if not request.headers.get("hx-request"):
-            return see_other(f"{cookie.PATH}?{values['query']()}")
+            # A form sent without htmx (no script yet, or none at all): the page it lands on says it.
+            response = see_other(f"{cookie.PATH}?{values['query']()}")
+            cookie.say(response, request, said, failed)
+            return response
         shown = await self.tabs(person, values["project"], values["tab"])
         return html("panel.html", **values, **shown, said=said, failed=failed, oob=True)
 
