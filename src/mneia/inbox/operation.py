@@ -37,8 +37,8 @@ fragment Entry on Item {
 """
 
 ME = "query InboxMe { me { id name kind } projects { id name } }"
-# A sign-in's own token, lasting no longer than the one pasted, and its end (inbox.cookie).
-PASTED = "query InboxPasted { currentToken { expiresAt } }"
+# Who signs in, and when the pasted token expires: a sign-in's own token lasts no longer (inbox.cookie).
+SIGNING_IN = "query InboxSigningIn { me { id name kind } currentToken { expiresAt } }"
 OPEN_SESSION = """mutation InboxSignIn($me: ID!, $until: DateTime!) {
   createToken(actorId: $me, expiresAt: $until) { token issued { id } } }"""
 CLOSE_SESSION = "mutation InboxSignOut($id: ID!) { revokeToken(id: $id) { id } }"

@@ -33,9 +33,9 @@ from mneia.inbox.operation import (
     ME,
     ONE_AT_A_TIME,
     OPEN_SESSION,
-    PASTED,
     PROPOSALS,
     SHOWN,
+    SIGNING_IN,
     Api,
     Outcome,
     Target,
@@ -76,6 +76,15 @@ def sign_in_page(request: Request, status: int = 200, problem: str | None = None
     response = html("signin.html", status, csrf=csrf, problem=problem)
     cookie.keep(response, request, cookie.PRESESSION, csrf)
     return response
+
+
+def _session_end(pasted_expires: str | None) -> str:
+    """When a session ends: after SESSION_LIFETIME, or when the pasted token expires if that is
+    sooner (a sign-in never outlives what signed in)."""
+    end = datetime.now(UTC) + cookie.SESSION_LIFETIME
+    if pasted_expires is not None:
+        end = min(end, datetime.fromisoformat(pasted_expires))
+    return end.isoformat()
 
 
 def see_other(url: str) -> RedirectResponse:
@@ -162,18 +171,14 @@ class Inbox:
         token = pasted_token(form.get("token", ""))
         if not token:
             return sign_in_page(request, 400, "token: paste your bearer token.")
-        answer = await self.api.run(token, ME)
+        answer = await self.api.run(token, SIGNING_IN)
         refusal = self._refusal(answer)
         if refusal is not None:
             return sign_in_page(request, *refusal)
         assert answer.data is not None
-        until = await self._session_end(token)
-        opened = (
-            await self.api.run(token, OPEN_SESSION, {"me": answer.data["me"]["id"], "until": until})
-            if until is not None
-            else None
-        )
-        if opened is None or not opened.ok or opened.data is None:
+        until = _session_end(answer.data["currentToken"]["expiresAt"])
+        opened = await self.api.run(token, OPEN_SESSION, {"me": answer.data["me"]["id"], "until": until})
+        if not opened.ok or opened.data is None:
             return sign_in_page(request, 503, "The session could not be opened; try again.")
         made = opened.data["createToken"]
         response = see_other(cookie.PATH)
@@ -182,18 +187,6 @@ class Inbox:
         )
         cookie.forget(response, request, cookie.PRESESSION)
         return response
-
-    async def _session_end(self, token: str) -> str | None:
-        """When a session opened with ``token`` ends: after SESSION_LIFETIME, or when ``token``
-        expires if that is sooner (a sign-in never outlives what signed in)."""
-        pasted = await self.api.run(token, PASTED)
-        if not pasted.ok or pasted.data is None:
-            return None
-        end = datetime.now(UTC) + cookie.SESSION_LIFETIME
-        expires = pasted.data["currentToken"]["expiresAt"]
-        if expires is not None:
-            end = min(end, datetime.fromisoformat(expires))
-        return end.isoformat()
 
     async def sign_out(self, request: Request) -> Response:
         try:
