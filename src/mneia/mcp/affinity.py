@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION = b"mcp-session-id"
@@ -41,13 +42,6 @@ SOCKET_SUFFIX = ".sock"
 
 def socket_path(workers_dir: Path, pid: int | str) -> Path:
     return workers_dir / f"{pid}{SOCKET_SUFFIX}"
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
 
 
 def _with_header(scope: Scope, name: bytes, value: str) -> Scope:
@@ -77,7 +71,7 @@ class Affinity:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = _header(scope, SESSION)
+        given = Headers(scope=scope).get(SESSION.decode())
         if given is not None:
             owner, dot, session = given.partition(".")
             if dot and owner.isdecimal() and session:
