@@ -68,7 +68,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from common import (
@@ -90,13 +90,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
-from mneia.rehydration import profile, slice, tokens
-from mneia.storage import token, workspace
-from mneia.storage.database import create_engine, transaction
+from mneia.rehydration import profile, render, slice, tokens
+from mneia.resolvers.context import Context
+from mneia.storage import workspace
+from mneia.storage.database import Tx, create_engine
 from mneia.storage.ids import new_id
 
 LATENCY_TARGET_MS = 30.0
-RATIO_TARGET = 3.0
+RATIO_TARGET = 2.0
 LATENCY_BUDGET = 4000
 LOAD_BEARING = 50
 ADRS = Path(__file__).resolve().parent / "data" / "compliantkubernetes-adr" / "adrs.json"
@@ -105,7 +106,7 @@ SLICE = """query Rehydrate($i: RehydrateInput!) { rehydrate(input: $i) {
   tokensUsed overBudget encoding rendered
   entries { item { id status } reason score tokens }
   supersessions { previous { id } replacement { id } reason at }
-  omitted { kind count } } }"""
+  omitted { kind count } leftOut { kind reason count } supersessionsLeftOut } }"""
 
 
 # ---------------------------------------------------------------------------
@@ -404,10 +405,26 @@ async def measure_latency(
     return LatencyRow(size, served, sql, entries // samples, used // samples)
 
 
+class TimedTx:
+    """A transaction that adds up the time its candidate statements take (each ``fetch``)."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+        self.ms = 0.0
+
+    async def fetch(self, statement: Any, params: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await self.tx.fetch(statement, params)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
+
+
 async def measure_sql(
     url: str, world: World, tasks: list[str], samples: int, warmup: int, size: int
 ) -> Series:
-    """The candidate query alone: its statements, in a transaction already bound to the reader."""
+    """The candidate SQL alone: every statement a slice sends for its candidates (the first read and
+    any refill), timed inside ``slice.assemble`` itself, in a transaction bound to the reader."""
     engine = create_engine(app_url(url), pool_size=1)
     series = Series(f"candidate SQL alone, {size:,} items", None)
     readers = [world.alice, world.agent]
@@ -421,13 +438,12 @@ async def measure_sql(
                 quotas=profile.GENERAL.quotas,
                 weights=profile.GENERAL.weights,
             )
-            async with transaction(engine) as tx:
-                if await token.authenticate(tx, reader.token) is None:
-                    raise BenchmarkBroken("the reader's token did not authenticate")
-                moment = datetime.now(UTC)
-                ms, _ = await timed(lambda: slice.find(tx, ask, moment))  # noqa: B023
+            context = Context(engine=engine, bearer=reader.token)
+            async with context.authenticated(read=True) as tx:
+                timing = TimedTx(tx)
+                await slice.assemble(cast(Tx, timing), ask, context.view())
             if n >= warmup:
-                series.samples.append(ms)
+                series.samples.append(timing.ms)
     finally:
         await engine.dispose()
     return series
@@ -445,6 +461,7 @@ class Item:
     status: str
     asserted_at: datetime
     supersedes: str | None
+    reason: str | None
 
 
 @dataclass
@@ -463,12 +480,15 @@ class Case:
 class Output:
     ids: set[str]
     named: set[str]  # replaced items named as replaced
+    used: int  # tokens of what it shows
+    left_out: bool  # whether anything it would show was left out for the budget
 
 
 async def project_items(admin: AsyncEngine, project: uuid.UUID, task: str) -> list[tuple[Item, float]]:
     """Every item of the project, with its rank for the task (read as the administrator: the baselines)."""
     query = text(
         "SELECT id::text, kind, statement, status, asserted_at, supersedes_id::text AS supersedes,"
+        " supersession_reason AS reason,"
         " ts_rank(search, CAST(replace(replace(CAST(plainto_tsquery('english', :task) AS text),"
         " ' & ', ' | '), ' <-> ', ' | ') AS tsquery), 1) AS rank"
         " FROM items WHERE project_id = CAST(:project AS uuid)"
@@ -476,50 +496,54 @@ async def project_items(admin: AsyncEngine, project: uuid.UUID, task: str) -> li
     async with admin.connect() as connection:
         rows = (await connection.execute(query, {"task": task, "project": str(project)})).all()
     return [
-        (Item(r.id, r.kind, r.statement, r.status, r.asserted_at, r.supersedes), float(r.rank)) for r in rows
+        (Item(r.id, r.kind, r.statement, r.status, r.asserted_at, r.supersedes, r.reason), float(r.rank))
+        for r in rows
     ]
 
 
-Lines = dict[str, str] | None
-"""Each item's line as Mneia renders it (authority first), or None: ``KIND: statement``."""
+Lines = dict[str, str]
+"""Each item's line as Mneia renders it for the reader (authority first): every system shows that."""
 
 
 def cost(found: Item, lines: Lines) -> int:
     """The tokens of the item's line, its newline included."""
-    shown = lines[found.id] if lines is not None else f"{found.kind}: {found.statement}"
-    return tokens.count(shown + "\n")
+    return tokens.count(lines[found.id] + "\n")
 
 
-def fill(ordered: Sequence[Item], budget: int, lines: Lines) -> set[str]:
-    """Take items in order while they fit, each shown as one line."""
+def fill(ordered: Sequence[Item], budget: int, lines: Lines) -> tuple[set[str], int]:
+    """Take items in order while they fit, each shown as one line: what was taken, and its tokens."""
     used, taken = 0, set()
     for found in ordered:
         line = cost(found, lines)
         if used + line <= budget:
             used += line
             taken.add(found.id)
-    return taken
+    return taken, used
 
 
 def search(items: list[tuple[Item, float]], budget: int, lines: Lines, rules: Sequence[str] = ()) -> Output:
     """By rank while it fits; given ``rules``, those first, all of them (R11's guarantee), the rest
     by rank in the budget they leave."""
     kept = [found for found, _ in items if found.id in rules]
-    left = budget - sum(cost(found, lines) for found in kept)
-    ranked = sorted(
-        (pair for pair in items if pair[1] > 0 and pair[0].id not in rules),
-        key=lambda pair: (-pair[1], pair[0].id),
-    )
-    taken = {found.id for found in kept} | fill([found for found, _ in ranked], left, lines)
-    return Output(taken, generously_named(items, taken))
+    spent = sum(cost(found, lines) for found in kept)
+    ranked = [
+        found
+        for found, _ in sorted(
+            (pair for pair in items if pair[1] > 0 and pair[0].id not in rules),
+            key=lambda pair: (-pair[1], pair[0].id),
+        )
+    ]
+    taken, used = fill(ranked, budget - spent, lines)
+    taken |= {found.id for found in kept}
+    return Output(taken, generously_named(items, taken), spent + used, len(taken) < len(kept) + len(ranked))
 
 
-def compaction(items: list[tuple[Item, float]], budget: int, lines: Lines) -> Output:
+def newest_first(items: list[tuple[Item, float]], budget: int, lines: Lines) -> Output:
     newest = sorted(
         (found for found, _ in items), key=lambda found: (found.asserted_at, found.id), reverse=True
     )
-    taken = fill(newest, budget, lines)
-    return Output(taken, generously_named(items, taken))
+    taken, used = fill(newest, budget, lines)
+    return Output(taken, generously_named(items, taken), used, len(taken) < len(newest))
 
 
 PAGE = """query($p: ID!, $after: String) { items(projectId: $p, first: 500, after: $after) {
@@ -543,16 +567,44 @@ def generously_named(items: list[tuple[Item, float]], taken: set[str]) -> set[st
     return {found.supersedes for found, _ in items if found.id in taken and found.supersedes in taken}
 
 
-async def mneia(http: httpx.AsyncClient, reader: Member, case: Case, budget: int) -> tuple[Output, set[str]]:
+async def mneia(http: httpx.AsyncClient, reader: Member, case: Case, budget: int) -> Output:
     asked = {"projectId": str(case.project), "task": case.task, "tokenBudget": budget}
     found = (await gql(http, reader.token, SLICE, i=asked))["rehydrate"]
     if found["tokensUsed"] > budget and not found["overBudget"]:
         raise BenchmarkBroken(f"{found['tokensUsed']} tokens used of {budget}")
     ids = {e["item"]["id"] for e in found["entries"]}
     named = {n["previous"]["id"] for n in found["supersessions"]}
-    return Output(ids, named), {
-        e["item"]["id"] for e in found["entries"] if e["item"]["status"] == "SUPERSEDED"
-    }
+    left_out = bool(found["leftOut"]) or found["supersessionsLeftOut"] > 0
+    return Output(ids, named, found["tokensUsed"], left_out)
+
+
+@dataclass
+class Truth:
+    """What a case's slice could hold: the whole project, and each ruled-out note beside the rules."""
+
+    whole: int  # every live item's line, every heading and every recent note
+    notes: dict[str, int]  # replaced item -> what its note costs beside the guaranteed rules
+
+
+def truth(case: Case, items: list[tuple[Item, float]], lines: Lines, since: datetime) -> Truth:
+    by_id = {found.id: found for found, _ in items}
+    live = [found for found, _ in items if found.status in ("ACTIVE", "DISPUTED")]
+    headings = sum(tokens.count(render.heading(kind)) for kind in {found.kind for found in live})
+    ruled = tokens.count(render.piece(render.RULED_OUT))
+
+    def note(replacement: Item) -> int:
+        assert replacement.supersedes is not None
+        text = render.ruled_out(
+            lines[replacement.supersedes], replacement.asserted_at, replacement.reason, replacement.statement
+        )
+        return tokens.count(text)
+
+    recent = [found for found, _ in items if found.supersedes is not None and found.asserted_at >= since]
+    whole = sum(cost(found, lines) for found in live) + headings + ruled + sum(note(r) for r in recent)
+    rules = sum(cost(by_id[rule], lines) for rule in case.load_bearing)
+    rules += tokens.count(render.heading("CONSTRAINT")) + ruled
+    notes = {old: rules + note(by_id[new]) for old, new in case.replaced.items()}
+    return Truth(whole, notes)
 
 
 @dataclass
@@ -561,8 +613,12 @@ class Tally:
     superseded: list[int] = field(default_factory=lambda: [0, 0])  # entries, tasks
     named: list[int] = field(default_factory=lambda: [0, 0])
     relevant: list[int] = field(default_factory=lambda: [0, 0])
+    used: list[int] = field(default_factory=lambda: [0, 0])  # tokens, budget
+    fullest_short: float = 1.0  # the least share of the budget used by a slice that left something out
+    whole_relevant: list[int] = field(default_factory=lambda: [0, 0])  # where everything fits
+    notes_fitting_unnamed: int = 0
 
-    def add(self, case: Case, output: Output, status: dict[str, str]) -> None:
+    def add(self, case: Case, output: Output, status: dict[str, str], budget: int, truth: Truth) -> None:
         self.load_bearing[0] += len(case.load_bearing & output.ids)
         self.load_bearing[1] += len(case.load_bearing)
         self.superseded[0] += sum(1 for i in output.ids if status.get(i) == "SUPERSEDED")
@@ -571,14 +627,27 @@ class Tally:
         self.named[1] += len(case.replaced)
         self.relevant[0] += len(case.relevant & output.ids)
         self.relevant[1] += len(case.relevant)
+        self.used[0] += output.used
+        self.used[1] += budget
+        if output.left_out:
+            self.fullest_short = min(self.fullest_short, output.used / budget)
+        if truth.whole <= budget:
+            self.whole_relevant[0] += len(case.relevant & output.ids)
+            self.whole_relevant[1] += len(case.relevant)
+        self.notes_fitting_unnamed += sum(
+            1 for old, needs in truth.notes.items() if needs <= budget and old not in output.named
+        )
 
 
 def percent(pair: list[int]) -> str:
     return f"{100 * pair[0] / pair[1]:.0f}%" if pair[1] else "-"
 
 
+SYSTEMS = ("Mneia", "rules, then search", "search", "newest first")
+
+
 async def judge(
-    base: str, admin: AsyncEngine, world: World, cases: list[Case], budgets: list[int]
+    base: str, admin: AsyncEngine, world: World, cases: list[Case], budgets: list[int], now: datetime
 ) -> dict[tuple[str, int, str], Tally]:
     tallies: dict[tuple[str, int, str], Tally] = {}
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
@@ -591,19 +660,74 @@ async def judge(
             status = {found.id: found.status for found, _ in items}
             shown = lines[case.project]
             rules = sorted(case.load_bearing)
+            known = truth(case, items, shown, now - slice.RECENT)
             for budget in budgets:
-                ours, _ = await mneia(http, world.alice, case, budget)
                 for method, output in (
-                    ("Mneia", ours),
-                    ("search", search(items, budget, shown)),
-                    ("search, plain text", search(items, budget, None)),
+                    ("Mneia", await mneia(http, world.alice, case, budget)),
                     ("rules, then search", search(items, budget, shown, rules)),
-                    ("rules, then search, plain", search(items, budget, None, rules)),
-                    ("compaction", compaction(items, budget, shown)),
-                    ("compaction, plain text", compaction(items, budget, None)),
+                    ("search", search(items, budget, shown)),
+                    ("newest first", newest_first(items, budget, shown)),
                 ):
-                    tallies.setdefault((case.corpus, budget, method), Tally()).add(case, output, status)
+                    tally = tallies.setdefault((case.corpus, budget, method), Tally())
+                    tally.add(case, output, status, budget, known)
     return tallies
+
+
+def quality_report(tallies: dict[tuple[str, int, str], Tally], budgets: list[int]) -> list[str]:
+    """The side-by-side table, a mean over budgets per system, and issue 20's targets for Mneia."""
+    out = [
+        f"{'corpus':<10}{'budget':>7}  {'system':<20}{'used':>7}{'load-bearing':>13}{'superseded':>12}"
+        f"{'ruled out':>11}{'relevant':>10}",
+        f"{'':<10}{'':>7}  {'':<20}{'/budget':>7}{'recall':>13}{'per task':>12}{'named':>11}{'recall':>10}",
+    ]
+    corpora = sorted({corpus for corpus, _, _ in tallies}, key=lambda c: c != "generated")
+
+    def line(corpus: str, budget: str, system: str, tally: Tally) -> str:
+        entries = tally.superseded[0] / tally.superseded[1] if tally.superseded[1] else 0.0
+        return (
+            f"{corpus:<10}{budget:>7}  {system:<20}{percent(tally.used):>7}{percent(tally.load_bearing):>13}"
+            f"{entries:>12.1f}{percent(tally.named):>11}{percent(tally.relevant):>10}"
+        )
+
+    for corpus in corpora:
+        for budget in budgets:
+            for system in SYSTEMS:
+                out.append(line(corpus, str(budget), system, tallies[(corpus, budget, system)]))
+        for system in SYSTEMS:
+            mean = Tally()
+            for budget in budgets:
+                one = tallies[(corpus, budget, system)]
+                for name in ("load_bearing", "superseded", "named", "relevant", "used"):
+                    total, part = getattr(mean, name), getattr(one, name)
+                    total[0] += part[0]
+                    total[1] += part[1]
+            out.append(line(corpus, "mean", system, mean))
+        out.append("")
+    out.append("targets for Mneia at every budget from 1,000 tokens (issue 20):")
+    for corpus in corpora:
+        for budget in (b for b in budgets if b >= 1000):
+            ours, rules = tallies[(corpus, budget, "Mneia")], tallies[(corpus, budget, "rules, then search")]
+            checks = [
+                (
+                    f"relevant {percent(ours.relevant)} >= rules-then-search {percent(rules.relevant)}",
+                    ours.relevant[0] * rules.relevant[1] >= rules.relevant[0] * ours.relevant[1],
+                ),
+                (f"least use when short {100 * ours.fullest_short:.0f}% >= 85%", ours.fullest_short >= 0.85),
+                (
+                    f"ruled-out notes that fit and went unnamed: {ours.notes_fitting_unnamed}",
+                    not ours.notes_fitting_unnamed,
+                ),
+            ]
+            if ours.whole_relevant[1]:
+                checks.append(
+                    (
+                        f"everything fits: relevant {percent(ours.whole_relevant)} >= 95%",
+                        ours.whole_relevant[0] >= 0.95 * ours.whole_relevant[1],
+                    )
+                )
+            for said, held in checks:
+                out.append(f"  {corpus:<10}{budget:>7}  {said}: {'met' if held else 'MISSED'}")
+    return out
 
 
 # --- (a) the generated corpus ---------------------------------------------------------------------
@@ -855,7 +979,7 @@ async def run(options: Options, url: str, version: str) -> None:
             await load(admin, world, world.projects["generated"], batch)
             await vacuum_analyze(url)
             await rules_share_no_word(admin)
-            tallies = await judge(base, admin, world, generated_cases + adr_cases, options.budgets)
+            tallies = await judge(base, admin, world, generated_cases + adr_cases, options.budgets, now)
     finally:
         await admin.dispose()
 
@@ -890,18 +1014,8 @@ async def run(options: Options, url: str, version: str) -> None:
             f"{measured.items:>9,}{measured.entries:>9}{measured.tokens_used:>8}{p50:>11.2f}{p95:>11.2f}{verdict}"
         )
     print()
-    header = (
-        f"{'corpus':<11}{'budget':>7}  {'method':<27}{'load-bearing':>13}{'superseded':>15}"
-        f"{'ruled out':>11}{'relevant':>10}"
-    )
-    print(header)
-    print(f"{'':<11}{'':>7}  {'':<27}{'recall':>13}{'entries/task':>15}{'named':>11}{'recall':>10}")
-    for (corpus, budget, method), tally in tallies.items():
-        entries = tally.superseded[0] / tally.superseded[1]
-        print(
-            f"{corpus:<11}{budget:>7}  {method:<27}{percent(tally.load_bearing):>13}{entries:>15.1f}"
-            f"{percent(tally.named):>11}{percent(tally.relevant):>10}"
-        )
+    for said in quality_report(tallies, options.budgets):
+        print(said)
 
 
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -909,7 +1023,7 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--budgets", default="250,500,1000,2000,4000")
+    parser.add_argument("--budgets", default="250,500,1000,2000,4000,8000")
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     return parser.parse_args(argv)

@@ -353,7 +353,7 @@ REHYDRATE = f"""query($i: RehydrateInput!) {{ rehydrate(input: $i) {{
   task tokenBudget tokensUsed overBudget encoding rendered profile asOf
   entries {{ item {{ {SLICE_ITEM} }} reason score tokens }}
   supersessions {{ previous {{ {SLICE_ITEM} }} replacement {{ {SLICE_ITEM} }} reason at }}
-  omitted {{ kind count }}
+  omitted {{ kind count }} leftOut {{ kind reason count }} supersessionsLeftOut
   quotas {{ kind maxShare weight }} }} }}"""
 
 

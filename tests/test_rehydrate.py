@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
 from mneia.config import app_url
-from mneia.rehydration import candidates, profile, slice, tokens
+from mneia.rehydration import candidates, profile, render, slice, tokens
 from mneia.storage import database
 from mneia.storage.database import Driven, Tx, create_engine
 from mneia.vocabulary import ItemKind
@@ -564,12 +564,14 @@ def test_the_pools_bound_the_work_whatever_the_budget() -> None:
 async def test_r11_1_a_task_of_stop_words_or_punctuation_still_gets_the_guarantee(
     api: Api, world: World
 ) -> None:
-    """A task PostgreSQL finds no word in matches nothing, and breaks nothing."""
+    """A task PostgreSQL finds no word in matches nothing, and breaks nothing: the rule is guaranteed,
+    and the rest of the budget goes to what shares no word with it (FILL, score 0)."""
     rule = await load_bearing(api, world, "Never log secrets")
-    await item(api, world.human.token, world, "The and or")
+    other = await item(api, world.human.token, world, "The and or")
     for task in ("the and of", "C++ & <-> ! 'quote' \\\\ :* |", "été über naïve 日本語"):
         found = await rehydrate(api, world.agent.token, world.project_id, task, 100)
-        assert [(e["item"]["id"], e["reason"]) for e in found["entries"]] == [(rule, "GUARANTEED")], task
+        chosen = [(e["item"]["id"], e["reason"], e["score"]) for e in found["entries"]]
+        assert chosen == [(rule, "GUARANTEED", 0.0), (other, "FILL", 0.0)], task
 
 
 async def test_r2_a_ruled_out_reason_hides_the_ids_the_caller_cannot_see(api: Api, world: World) -> None:
@@ -594,3 +596,71 @@ async def test_r9_r11_a_slice_as_of_the_earliest_and_latest_instants_answers_cle
             api, world.agent.token, world.project_id, "deploy plan", 400, asOf=moment, recent="P36500D"
         )
         assert entry_ids(found, "GUARANTEED") == expected, moment
+
+
+# --- R11 packing: the budget is spent (issue 20) ----------------------------------------------
+
+DECISIONS = text(
+    "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, confirmed_by,"
+    " confirmed_at)"
+    " SELECT CAST(:ws AS uuid), mneia_uuid7(), CAST(:project AS uuid), 'DECISION',"
+    " 'Ledger decision ' || n, CAST(:actor AS uuid), CAST(:actor AS uuid), now()"
+    " FROM generate_series(1, :count) AS n"
+)
+
+
+async def test_r11_pools_refill_when_they_run_dry_before_the_budget(api: Api, world: World) -> None:
+    """150 decisions match the task and the budget holds them all: the first read's pool (60)
+    runs dry, is read again, and every one is in. Within its quota (0.4) they are SCORED; the rest
+    FILL what no other kind wanted."""
+    async with as_owner(api.admin_engine, world.human) as connection:
+        params = {"ws": world.workspace_id, "project": world.project_id, "actor": world.human.id}
+        await connection.execute(DECISIONS, {**params, "count": 150})
+    found = await rehydrate(api, world.agent.token, world.project_id, "ledger decision", 6000)
+    assert len(found["entries"]) == 150 and found["tokensUsed"] <= 6000
+    assert scored_tokens(found, "DECISION") <= 0.4 * 6000
+    assert {e["reason"] for e in found["entries"]} == {"SCORED", "FILL"}
+    assert found["leftOut"] == [] and sum(c["count"] for c in found["omitted"]) == 0
+
+
+async def test_r11_what_shares_no_word_with_the_task_fills_the_budget_left_best_standing_first(
+    api: Api, world: World
+) -> None:
+    """Once every match is in, the items sharing no word fill the rest, by standing per token: a
+    human's load-bearing decision before a human's fact before an agent's guess of the same
+    length. What did not fit is counted NO_MATCH."""
+    match = await item(api, world.human.token, world, "Refund batches settle overnight")
+    guess = await item(api, world.agent.token, world, "Payouts run through the Berlin bank", confidence=0.4)
+    fact = await item(api, world.human.token, world, "Payouts run through the Dublin bank")
+    ruling = await item(api, world.human.token, world, "Payouts run through the Madrid bank", kind="DECISION")
+    await api.run(world.human.token, MAKE_LOAD_BEARING, i=ruling)
+
+    roomy = await rehydrate(api, world.agent.token, world.project_id, "refund batches", 2000)
+    reasons = {e["item"]["id"]: (e["reason"], e["score"]) for e in roomy["entries"]}
+    assert reasons[match][0] == "SCORED"
+    assert {reasons[i] for i in (guess, fact, ruling)} == {("FILL", 0.0)}
+
+    sizes = {e["item"]["id"]: e["tokens"] for e in roomy["entries"]}
+    headings = tokens.count(render.heading("FACT")) + tokens.count(render.heading("DECISION"))
+    room = sizes[match] + sizes[ruling] + headings
+    tight = await rehydrate(api, world.agent.token, world.project_id, "refund batches", room + 2)
+    assert entry_ids(tight) == {match, ruling}, tight["rendered"]
+    assert tight["leftOut"] == [{"kind": "FACT", "reason": "NO_MATCH", "count": 2}]
+
+
+async def test_r11_4_a_supersession_matches_the_task_through_any_item_of_its_chain(
+    api: Api, world: World
+) -> None:
+    """Kafka → Redis streams → NATS: the task names Kafka, only the first item of the chain says it.
+    The second replacement (Redis streams → NATS) is on the task all the same, so it is listed
+    before a newer replacement that shares nothing with the task."""
+    kafka = await item(api, world.human.token, world, "Events go through Kafka", kind="DECISION")
+    streams = await replace(api, world, kafka, "Events go through Redis streams", "ops cost", kind="DECISION")
+    nats = await replace(api, world, streams, "Events go through NATS", "persistence", kind="DECISION")
+    cron = await item(api, world.human.token, world, "Invoices export at midnight", kind="DECISION")
+    await replace(api, world, cron, "Invoices export hourly", "too late for finance", kind="DECISION")
+
+    found = await rehydrate(api, world.agent.token, world.project_id, "Tune the Kafka consumer", 4000)
+    order = [n["previous"]["id"] for n in found["supersessions"]]
+    assert set(order[:2]) == {kafka, streams} and order[2] == cron, order
+    assert nats in entry_ids(found)

@@ -10,15 +10,18 @@ tiktoken counts the whole exactly as the sum of the pieces counted alone.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mneia.rehydration import render, tokens
-from mneia.rehydration.packing import Note, Piece, pack
+from mneia.rehydration.packing import Note, Packed, Piece, pack
 from mneia.rehydration.render import ItemText, line
-from mneia.vocabulary import ItemKind, ItemStatus
+from mneia.rehydration.slice import SUPERSESSION_SHARE
+from mneia.vocabulary import ItemKind, ItemStatus, OmissionReason
 from tests.support import item_record
 
 WHEN = datetime(2026, 3, 3, 9, 30, tzinfo=UTC)
@@ -80,14 +83,15 @@ KINDS = list(ItemKind)
 
 
 @st.composite
-def pieces(draw: st.DrawFn, guaranteed: bool = False) -> Piece:
+def pieces(draw: st.DrawFn, guaranteed: bool = False, filler: bool = False) -> Piece:
     kind = ItemKind.CONSTRAINT if guaranteed else draw(st.sampled_from(KINDS))
     status = (
         ItemStatus.ACTIVE if guaranteed else draw(st.sampled_from([ItemStatus.ACTIVE, ItemStatus.DISPUTED]))
     )
     record = item_record(id=uuid.UUID(int=draw(st.integers(0, 2**64))), kind=kind, status=status)
     text = render.piece(f"[x] {kind.value}: " + "word " * draw(st.integers(0, 40)))
-    return Piece(record, text, tokens.count(text), draw(st.floats(0, 2)))
+    value = 0.0 if filler else draw(st.floats(0, 2))
+    return Piece(record, text, tokens.count(text), value, draw(st.floats(0, 2)))
 
 
 @st.composite
@@ -108,70 +112,206 @@ def notes(draw: st.DrawFn) -> Note:
     )
 
 
+@dataclass(frozen=True)
+class Slicing:
+    """The packer's inputs, drawn: distinct items, none both guaranteed and a candidate."""
+
+    budget: int
+    guaranteed: list[Piece]
+    scored: list[Piece]
+    notes: list[Note]
+    quotas: dict[ItemKind, float]
+    share: float
+    fillers: list[Piece]
+
+    def pack(self, reverse: bool = False) -> Packed:
+        def turn(given: list[Any]) -> list[Any]:
+            return list(reversed(given)) if reverse else given
+
+        return pack(
+            self.budget,
+            turn(self.guaranteed),
+            turn(self.notes),
+            turn(self.scored),
+            self.quotas,
+            self.share,
+            turn(self.fillers),
+        )
+
+
+@st.composite
+def slicings(draw: st.DrawFn) -> Slicing:
+    guaranteed = draw(st.lists(pieces(guaranteed=True), max_size=4, unique_by=lambda p: p.record.id))
+    taken = {p.record.id for p in guaranteed}
+    scored = [p for p in draw(st.lists(pieces(), max_size=25, unique_by=lambda p: p.record.id))]
+    scored = [p for p in scored if p.record.id not in taken]
+    taken |= {p.record.id for p in scored}
+    fillers = draw(st.lists(pieces(filler=True), max_size=15, unique_by=lambda p: p.record.id))
+    fillers = [p for p in fillers if p.record.id not in taken]
+    taken |= {p.record.id for p in fillers}
+    ruled_out = draw(st.lists(notes(), max_size=6, unique_by=lambda n: n.previous.id))
+    ruled_out = [n for n in ruled_out if n.entry is None or n.entry.record.id not in taken]
+    ruled_out = [n for n in ruled_out if n.previous.id not in taken]
+    return Slicing(
+        budget=draw(st.integers(1, 900)),
+        guaranteed=guaranteed,
+        scored=scored,
+        notes=ruled_out,
+        quotas=draw(st.dictionaries(st.sampled_from(KINDS), st.floats(0, 1))),
+        share=draw(st.floats(0, 1)),
+        fillers=fillers,
+    )
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    budget=st.integers(1, 600),
-    guaranteed=st.lists(pieces(guaranteed=True), max_size=4, unique_by=lambda p: p.record.id),
-    scored=st.lists(pieces(), max_size=25, unique_by=lambda p: p.record.id),
-    ruled_out=st.lists(notes(), max_size=5, unique_by=lambda n: n.previous.id),
-    quotas=st.dictionaries(st.sampled_from(KINDS), st.floats(0, 1)),
-    share=st.floats(0, 1),
-)
-def test_r11_1_2_3_7_the_packer_keeps_the_guarantee_the_budget_and_the_quotas(
-    budget: int,
-    guaranteed: list[Piece],
-    scored: list[Piece],
-    ruled_out: list[Note],
-    quotas: dict[ItemKind, float],
-    share: float,
-) -> None:
-    guaranteed_ids = {p.record.id for p in guaranteed}
-    scored = [p for p in scored if p.record.id not in guaranteed_ids]
-    packed = pack(budget, guaranteed, ruled_out, scored, quotas, share)
+@given(drawn=slicings())
+def test_r11_1_2_3_6_7_8_the_packer_keeps_the_guarantee_the_budget_and_the_quotas(drawn: Slicing) -> None:
+    packed = drawn.pack()
+    budget = drawn.budget
     reasons = {e.piece.record.id: e.reason.value for e in packed.entries}
+    guaranteed_ids = {p.record.id for p in drawn.guaranteed}
 
     # R11.1: every guaranteed piece is in; over budget only when they alone exceed it.
-    assert all(reasons.get(p.record.id) == "GUARANTEED" for p in guaranteed)
-    alone = pack(budget, guaranteed, [], [], {}, 0.0)
+    assert all(reasons.get(p.record.id) == "GUARANTEED" for p in drawn.guaranteed)
+    alone = pack(budget, drawn.guaranteed, [], [], {}, 0.0)
     assert packed.over_budget == (alone.tokens_used > budget)
     if packed.over_budget:
         assert set(reasons) == guaranteed_ids and not packed.notes
     else:
         assert packed.tokens_used <= budget  # R11.2
-    # R11.3: SCORED entries of a kind within their share.
+    # R11.3: SCORED entries of a kind within their share; FILL only with what the quotas left.
     for kind in KINDS:
         used = sum(
             e.piece.tokens
             for e in packed.entries
             if e.reason.value == "SCORED" and e.piece.record.kind == kind
         )
-        assert used <= quotas.get(kind, 0.0) * budget
+        assert used <= drawn.quotas.get(kind, 0.0) * budget
+    assert all(
+        drawn.quotas.get(e.piece.record.kind, 0.0) > 0 for e in packed.entries if e.reason.value == "FILL"
+    )
     # R11.6 and R11.7: only live items; the text is what was counted.
     assert all(e.piece.record.status in (ItemStatus.ACTIVE, ItemStatus.DISPUTED) for e in packed.entries)
     assert packed.tokens_used == tokens.count(packed.rendered)
     for entry in packed.entries:
         assert entry.piece.line in packed.rendered
-    # What was considered and left out is counted, per kind.
-    left_out = {p.record.id for p in scored} - set(reasons)
-    assert sum(packed.omitted.values()) >= len(left_out)
+    # What was considered and left out is counted once, with why.
+    considered = {p.record.id for p in (*drawn.scored, *drawn.fillers)}
+    considered |= {n.entry.record.id for n in drawn.notes if n.entry is not None}
+    assert sum(packed.left_out.values()) == len(considered - set(reasons))
+    unmatched = {p.record.id for p in drawn.fillers} | {p.record.id for p in drawn.scored if p.score <= 0}
+    no_match = sum(c for (_, why), c in packed.left_out.items() if why == OmissionReason.NO_MATCH)
+    assert no_match == len(unmatched - set(reasons))
+    assert sum(packed.omitted.values()) == sum(packed.left_out.values()) - no_match
+    assert packed.notes_left_out == len(drawn.notes) - len(packed.notes)
     # R11.8: the same pieces, in another order, give the same slice.
-    again = pack(
-        budget, list(reversed(guaranteed)), list(reversed(ruled_out)), list(reversed(scored)), quotas, share
-    )
-    assert again == packed
+    assert drawn.pack(reverse=True) == packed
 
 
-def test_r11_8_an_item_left_out_counts_once_whatever_the_order_of_the_pieces() -> None:
-    """Found by the property above: two pieces naming one item under two kinds were counted under
-    whichever came last, so the reversed input gave another ``omitted``."""
+def _unused_could_hold(packed: Packed, drawn: Slicing) -> list[str]:
+    """What the packer left out although the budget it left could hold it: a kind whose quota is
+    0 excepted (the caller asked for none of it)."""
+    if packed.over_budget:
+        return []
+    unused = drawn.budget - packed.tokens_used
+    inside = {e.piece.record.id for e in packed.entries}
+    opened = {e.piece.record.kind for e in packed.entries}
+    wanted = {kind for kind in KINDS if drawn.quotas.get(kind, 0.0) > 0}
 
-    def piece(kind: ItemKind) -> Piece:
-        record = item_record(id=uuid.UUID(int=0), kind=kind, status=ItemStatus.ACTIVE)
-        text = render.piece(f"[x] {kind.value}: word")
-        return Piece(record, text, tokens.count(text), 1.0)
+    def cost(piece: Piece) -> int:
+        return piece.tokens + (
+            0 if piece.record.kind in opened else tokens.count(render.heading(piece.record.kind))
+        )
 
-    scored = [piece(ItemKind.CONSTRAINT), piece(ItemKind.DECISION)]
+    found = []
+    candidates = [*drawn.scored, *drawn.fillers]
+    candidates += [
+        n.entry
+        for n in drawn.notes
+        if n.entry is not None and n.previous in [m.previous for m in packed.notes]
+    ]
+    for piece in candidates:
+        if piece.record.id not in inside and piece.record.kind in wanted and cost(piece) <= unused:
+            found.append(f"entry {piece.record.kind.value} of {piece.tokens} tokens, {unused} unused")
+    listed = {n.previous.id for n in packed.notes}
+    heading = 0 if packed.notes else tokens.count(render.piece(render.RULED_OUT))
+    for note in drawn.notes:
+        if note.previous.id not in listed and note.tokens + heading <= unused:
+            found.append(f"note of {note.tokens} tokens, {unused} unused")
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(drawn=slicings())
+def test_r11_a_packed_slice_is_maximal_nothing_left_out_fits_in_what_it_leaves(drawn: Slicing) -> None:
+    """Issue 20's *maximal*: once packed, no candidate, note or noted replacement left out fits in
+    the unused budget (its heading counted when its group would open). Today's packer (before
+    issue 20) failed it: quotas left the budget empty while other kinds had nothing waiting, and
+    notes beyond their quarter of the budget were dropped with room to spare."""
+    packed = drawn.pack()
+    assert _unused_could_hold(packed, drawn) == []
+
+
+def test_r11_a_kind_past_its_quota_fills_what_no_other_kind_wants() -> None:
+    """The ADR log's case: nearly all DECISIONs, a quota of 0.4. Within the quota 2 of 5 fit; with
+    nothing else waiting, the rest fill the budget (reason FILL), and SCORED stays within 0.4."""
+
+    def decision(n: int) -> Piece:
+        record = item_record(id=uuid.UUID(int=n), kind=ItemKind.DECISION, status=ItemStatus.ACTIVE)
+        text = render.piece("[x] DECISION: " + "word " * 30)
+        return Piece(record, text, tokens.count(text), 1.0 - n / 10)
+
+    scored = [decision(n) for n in range(5)]
+    budget = 6 + 5 * scored[0].tokens
+    packed = pack(budget, [], [], scored, {ItemKind.DECISION: 0.4}, 0.5)
+    reasons = [e.reason.value for e in packed.entries]
+    assert reasons.count("SCORED") == 2 and reasons.count("FILL") == 3
+    assert packed.tokens_used <= budget and sum(packed.left_out.values()) == 0
+
+
+def test_r11_quota_binds_while_another_kind_is_waiting() -> None:
+    """Quotas still do their job: a pile of facts of higher value per token cannot take the tokens a
+    decision needs while the decision waits; the facts get the rest only after."""
+
+    def piece(n: int, kind: ItemKind, value: float) -> Piece:
+        record = item_record(id=uuid.UUID(int=n), kind=kind, status=ItemStatus.ACTIVE)
+        text = render.piece(f"[x] {kind.value}: " + "word " * 20)
+        return Piece(record, text, tokens.count(text), value)
+
+    facts = [piece(n, ItemKind.FACT, 2.0) for n in range(6)]
+    decision = piece(99, ItemKind.DECISION, 0.5)
+    line = facts[0].tokens
+    budget = 3 * line + 20
+    packed = pack(budget, [], [], [*facts, decision], {ItemKind.FACT: 0.4, ItemKind.DECISION: 0.4}, 0.5)
+    reasons = {e.piece.record.id: e.reason.value for e in packed.entries}
+    assert reasons[decision.record.id] == "SCORED"
+    assert sum(1 for p in facts if reasons.get(p.record.id) == "SCORED") == 1
+    assert sum(1 for p in facts if reasons.get(p.record.id) == "FILL") == 1
+    assert packed.left_out == {(ItemKind.FACT, OmissionReason.QUOTA): 4}
+
+
+def test_r11_4_a_ruled_out_option_on_the_task_is_listed_before_scored_entries_compete() -> None:
+    """The issue's small project: one replaced decision (Elasticsearch, "too heavy to operate") and a
+    pile of facts sharing the task's words at a higher score. At a budget the facts alone would
+    fill, the note is listed, and its replacement with it."""
+    facts = []
+    for n in range(12):
+        record = item_record(id=uuid.UUID(int=n), kind=ItemKind.FACT, status=ItemStatus.ACTIVE)
+        text = render.piece("[x] FACT: search endpoint page size " + "word " * 10)
+        facts.append(Piece(record, text, tokens.count(text), 1.0))
+    replacement = item_record(id=uuid.UUID(int=500), kind=ItemKind.DECISION, status=ItemStatus.ACTIVE)
+    authority = "[human-confirmed · alice · 2026-11-30 · asserted by claude-code 1.0.98]"
+    line = render.piece(f"{authority} DECISION: Use PostgreSQL full-text search for the search endpoint")
+    entry = Piece(replacement, line, tokens.count(line), 0.3)
+    previous = item_record(id=uuid.UUID(int=501), kind=ItemKind.DECISION, status=ItemStatus.SUPERSEDED)
+    old = f"{authority} DECISION: Use Elasticsearch for search, a cluster of three nodes beside the API"
+    text = render.ruled_out(old, WHEN, "too heavy to operate", "Use PostgreSQL full-text search")
+    note = Note(previous, replacement, WHEN, "too heavy to operate", text, tokens.count(text), 0.2, entry)
     quotas = dict.fromkeys(ItemKind, 1.0)
-    packed = pack(5, [], [], scored, quotas, 0.0)
-    assert packed == pack(5, [], [], list(reversed(scored)), quotas, 0.0)
-    assert sum(packed.omitted.values()) == 1 and packed.omitted[ItemKind.CONSTRAINT] == 1
+    assert note.tokens + entry.tokens > 400 / 4  # more than the quarter notes had before issue 20
+    packed = pack(400, [], [note], facts, quotas, SUPERSESSION_SHARE)
+    assert [n.previous.id for n in packed.notes] == [previous.id]
+    assert {e.piece.record.id: e.reason.value for e in packed.entries}[
+        replacement.id
+    ] == "RECENT_SUPERSESSION"
+    assert packed.tokens_used <= 400

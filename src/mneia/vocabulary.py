@@ -83,6 +83,15 @@ class InclusionReason(StrEnum):
     GUARANTEED = "GUARANTEED"
     SCORED = "SCORED"
     RECENT_SUPERSESSION = "RECENT_SUPERSESSION"
+    FILL = "FILL"
+
+
+class OmissionReason(StrEnum):
+    """Why a candidate the slice considered is not an entry."""
+
+    BUDGET = "BUDGET"
+    QUOTA = "QUOTA"
+    NO_MATCH = "NO_MATCH"
 
 
 class DisputeStatus(StrEnum):

@@ -1,6 +1,6 @@
 """A task's candidates, chosen in SQL with indexes under the caller's row-level security (R11.9).
 
-Three statements, whatever the project's size; the project is never loaded whole:
+Three statements to begin with, whatever the project's size; the project is never loaded whole:
 
 - ``guaranteed``: every ACTIVE load-bearing CONSTRAINT of the project
   (``items_guaranteed``), each with its rank against the task. It comes
@@ -20,7 +20,18 @@ Three statements, whatever the project's size; the project is never loaded whole
   each with its rank against the task;
 - ``replacements``: of the newest replacements asserted since ``since``
   (``items_replacements``), the most relevant to the task, each with the item
-  it replaced, the instant that item became SUPERSEDED, and their rank.
+  it replaced, the instant that item became SUPERSEDED, and their rank: the
+  better of both texts together and of any other item of the chain (walked
+  back through what the replaced item replaced, and on through what replaced
+  the replacement, ``CHAIN_DEPTH`` steps at most, by primary key and
+  ``items_one_successor``);
+
+and, only when the slice asks for more after packing (rehydration.slice):
+the same ``items`` or ``replacements`` with larger pools, or
+
+- ``fillers``: per kind, the newest items still believed that share no word
+  with the task, walking ``items_live`` newest first (most rows qualify, so
+  the walk stops almost at once).
 
 Every statement joins items under the caller's policies, so an item the caller
 cannot see is never a candidate, and a replacement is listed only when the
@@ -38,8 +49,8 @@ the same path whatever the words, so they keep PostgreSQL's cached plans.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -57,7 +68,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item
 from mneia.storage.database import Driven, Tx
@@ -87,6 +98,7 @@ _ACTIVE: Any = literal_column("'ACTIVE'")
 _DISPUTED: Any = literal_column("'DISPUTED'")
 _SUPERSEDED: Any = literal_column("'SUPERSEDED'")
 _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
+EVERY_WORD_BRANCH = "EVERY_WORD"
 _CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
 
@@ -94,8 +106,9 @@ def _rank(search: Any) -> Any:
     return func.ts_rank(search, _ANY_WORD, RANK_NORMALIZATION)
 
 
-def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
-    """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches: ids and ranks only.
+def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str, matching: bool = True) -> Any:
+    """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches (or, not
+    ``matching``, that it does not): ids and ranks only.
 
     Now, a walk of ``items_live`` newest first, checking the match on each row
     (the index cannot hold a long item's search vector), or the kind's matches
@@ -108,14 +121,15 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
     conditions = [
         scanned.c.project_id == bindparam("project"),
         columns["status"].in_([_ACTIVE, _DISPUTED]),
-        search.op("@@")(query),
+        search.op("@@")(query) if matching else ~search.op("@@")(query),
     ]
     if kind is not None:
         conditions.append(scanned.c.kind == literal_column(f"'{kind.value}'"))  # proves items_search_<kind>
     if moment is not None:
         conditions.append(scanned.c.asserted_at <= moment)  # implied by the state join; bounds the walk
+    rank = _rank(search) if matching else cast(literal_column("0"), REAL)
     return (
-        select(scanned.c.id.label("id"), _rank(search).label("rank"))
+        select(scanned.c.id.label("id"), rank.label("rank"))
         .select_from(source)
         .where(*conditions)
         .order_by(scanned.c.id.desc())
@@ -127,27 +141,49 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str) -> Any:
 def _items_statement(moment: Any) -> Any:
     source, columns = item.columns_at(items, moment)
 
-    def best(scan: Any, limit: str) -> Select[Any]:
-        """The best-ranked ``limit`` of a scan: ids and ranks."""
+    def best(scan: Any, limit: str, branch: str) -> Select[Any]:
+        """The best-ranked ``limit`` of a scan: ids, ranks and the branch's name."""
         return (
-            select(scan.c.id, scan.c.rank)
+            select(scan.c.id, scan.c.rank, literal_column(f"'{branch}'").label("branch"))
             .order_by(scan.c.rank.desc(), scan.c.id)
             .limit(bindparam(limit, type_=Integer))
         )
 
     tops = union_all(
         *(
-            best(_scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}")
+            best(_scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}", kind.value)
             for kind in ItemKind
         ),
-        best(_scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word"),
+        best(_scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word", EVERY_WORD_BRANCH),
     ).subquery("tops")
-    # Read whole once, for every branch together: each reference to items costs its policies.
+    return _read_whole(source, columns, tops)
+
+
+def _read_whole(source: Any, columns: dict[str, Any], tops: Any) -> Select[Any]:
+    """Each chosen item read whole, with its rank and branch: once, for every branch together, as
+    each reference to items costs its policies."""
     return (
-        select(*item.selected(columns), tops.c.rank)
+        select(*item.selected(columns), tops.c.rank, tops.c.branch)
         .select_from(source.join(tops, items.c.id == tops.c.id))
         .where(items.c.project_id == bindparam("project"))
     )
+
+
+def _fillers_statement(moment: Any) -> Any:
+    """Per kind, the newest ``filler_<kind>`` items still believed that share no word with the task:
+    a walk of ``items_live`` newest first, which stops as soon as it has enough (most items share
+    no word with a task)."""
+    source, columns = item.columns_at(items, moment)
+    tops = union_all(
+        *(
+            select(scan.c.id, scan.c.rank, literal_column(f"'{kind.value}'").label("branch")).select_from(
+                scan
+            )
+            for kind in ItemKind
+            for scan in [_scan(moment, _ANY_WORD, kind, f"filler_{kind.value}", matching=False)]
+        )
+    ).subquery("tops")
+    return _read_whole(source, columns, tops)
 
 
 def _guaranteed_statement(moment: Any) -> Select[Any]:
@@ -162,6 +198,67 @@ def _guaranteed_statement(moment: Any) -> Select[Any]:
             columns["load_bearing"],
         )
     )
+
+
+CHAIN_DEPTH = 32
+"""How far a replacement's chain is walked each way for its words (a chain is rarely longer than 3)."""
+
+
+def _chain_ranks(scanned: Any, moment: Any) -> Any:
+    """Per scanned replacement, the best rank against the task of the other items of its chain: what
+    its replaced item replaced, and so on back, and what replaced the replacement, and so on on.
+
+    Both walks join items under the caller's policies, so an item the caller cannot see neither
+    counts nor leads further; as of a moment, an item recorded later is not in the chain."""
+
+    def walk(name: str, first_link: Any, next_link: Any) -> Any:
+        found = items.alias("chain_item")
+        first = [found.c.workspace_id == scanned.c.workspace_id, first_link(found)]
+        if moment is not None:
+            first.append(found.c.asserted_at <= moment)
+        anchor = (
+            select(
+                scanned.c.id.label("start"),
+                found.c.workspace_id,
+                found.c.id,
+                found.c.supersedes_id,
+                literal_column("1").label("depth"),
+                _rank(literal_column("chain_item.search")).label("rank"),
+            )
+            .select_from(scanned.join(found, and_(*first)))
+            .cte(name, recursive=True)
+        )
+        further = items.alias("chain_item")
+        conditions = [
+            further.c.workspace_id == anchor.c.workspace_id,
+            next_link(further, anchor),
+            anchor.c.depth < CHAIN_DEPTH,
+        ]
+        if moment is not None:
+            conditions.append(further.c.asserted_at <= moment)
+        return anchor.union_all(
+            select(
+                anchor.c.start,
+                further.c.workspace_id,
+                further.c.id,
+                further.c.supersedes_id,
+                anchor.c.depth + 1,
+                _rank(literal_column("chain_item.search")),
+            ).select_from(anchor.join(further, and_(*conditions)))
+        )
+
+    back = walk(
+        "chain_back",
+        lambda found: found.c.id == scanned.c.earlier_id,
+        lambda further, walked: further.c.id == walked.c.supersedes_id,
+    )
+    on = walk(
+        "chain_on",
+        lambda found: found.c.supersedes_id == scanned.c.id,
+        lambda further, walked: further.c.supersedes_id == walked.c.id,
+    )
+    both = union_all(select(back.c.start, back.c.rank), select(on.c.start, on.c.rank)).subquery()
+    return select(both.c.start, func.max(both.c.rank).label("rank")).group_by(both.c.start).subquery("chain")
 
 
 def _replacements_statement(moment: Any) -> Select[Any]:
@@ -182,6 +279,8 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     scanned = (
         select(
             scan_new.c.id.label("id"),
+            scan_new.c.workspace_id.label("workspace_id"),
+            scan_old.c.supersedes_id.label("earlier_id"),
             scan_new.c.asserted_at.label("said"),
             _rank(both).label("rank"),
             _rank(literal_column("scan_new.search")).label("replacement_rank"),
@@ -198,11 +297,14 @@ def _replacements_statement(moment: Any) -> Select[Any]:
         .where(*conditions)
         .order_by(scan_new.c.asserted_at.desc(), scan_new.c.id.desc())
         .limit(bindparam("replacements_scan", type_=Integer))
-        .subquery()
+        .cte("scanned")
     )
+    chain = _chain_ranks(scanned, moment)
+    relevance = func.greatest(scanned.c.rank, func.coalesce(chain.c.rank, 0))
     top = (
-        select(scanned)
-        .order_by(scanned.c.rank.desc(), scanned.c.said.desc(), scanned.c.id.desc())
+        select(scanned.c.id, scanned.c.said, relevance.label("rank"), scanned.c.replacement_rank)
+        .select_from(scanned.outerjoin(chain, chain.c.start == scanned.c.id))
+        .order_by(relevance.desc(), scanned.c.said.desc(), scanned.c.id.desc())
         .limit(bindparam("replacements", type_=Integer))
         .subquery()
     )
@@ -243,6 +345,7 @@ _GUARANTEED, _GUARANTEED_THEN = Driven(_guaranteed_statement(None)), Driven(_gua
 _ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
 _REPLACEMENTS = Driven(_replacements_statement(None))
 _REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
+_FILLERS, _FILLERS_THEN = Driven(_fillers_statement(None)), Driven(_fillers_statement(_MOMENT))
 REPLACEMENTS_SQL = _REPLACEMENTS.sql
 """The recent replacements' statement, as sent (for tests that act between a slice's statements)."""
 
@@ -272,6 +375,10 @@ class Candidates:
     """The items sharing a word with the task (no guaranteed one among them), by id."""
     replacements: list[Replacement]
     """Recent replacements, the most relevant to the task first, then the newest."""
+    full: frozenset[ItemKind] = frozenset()
+    """The kinds whose pool came back full: more of their matches may wait."""
+    replacements_full: bool = False
+    """Whether as many replacements came back as were asked for: more may wait."""
 
     @property
     def best_rank(self) -> float:
@@ -296,6 +403,14 @@ class Request:
     """Of how many of the newest in the window."""
     since: datetime
     as_of: datetime | None = None
+    fillers: Mapping[ItemKind, int] = field(default_factory=dict)
+    """How many of each kind's newest items sharing no word with the task to return."""
+
+
+def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
+    if request.as_of is not None:
+        params["moment"] = request.as_of
+    return params
 
 
 async def guaranteed(tx: Tx, project_id: uuid.UUID, task: str, as_of: datetime | None) -> list[Match]:
@@ -309,32 +424,22 @@ async def guaranteed(tx: Tx, project_id: uuid.UUID, task: str, as_of: datetime |
     return sorted((Match(item.record_of(row), float(row[width])) for row in found), key=lambda m: m.record.id)
 
 
-async def gather(tx: Tx, request: Request, rules: list[Match]) -> Candidates:
-    """The task's candidates beside the guaranteed ``rules``, as the caller sees them (now, or as
-    of ``request.as_of``)."""
-    params: dict[str, Any] = {
-        "project": request.project_id,
-        "task": request.task,
-        "every_word": request.every_word,
-        "scan_every_word": request.every_word_scan,
-        **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
-        **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
-    }
-    replacements_params: dict[str, Any] = {
-        "project": request.project_id,
-        "task": request.task,
-        "since": request.since,
-        "replacements": request.replacements,
-        "replacements_scan": request.replacements_scan,
-    }
-    if request.as_of is not None:
-        params["moment"] = replacements_params["moment"] = request.as_of
-    width = item.RECORD_WIDTH
-    replaced = await tx.fetch(
-        _REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, replacements_params
+async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
+    """The recent replacements the request asks for, the most relevant first, then the newest."""
+    params = _moment(
+        {
+            "project": request.project_id,
+            "task": request.task,
+            "since": request.since,
+            "replacements": request.replacements,
+            "replacements_scan": request.replacements_scan,
+        },
+        request,
     )
+    width = item.RECORD_WIDTH
+    replaced = await tx.fetch(_REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, params)
     # The replaced item's columns, the replacement's, then when, rank and the replacement's rank.
-    replacements = [
+    return [
         Replacement(
             item.record_of(row[:width]),
             item.record_of(row[width : 2 * width]),
@@ -344,16 +449,72 @@ async def gather(tx: Tx, request: Request, rules: list[Match]) -> Candidates:
         )
         for row in replaced
     ]
-    await tx.fetch(_CUSTOM_PLANS, {})
-    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+
+
+def _chosen(found: Sequence[Any], rules: Sequence[Match], asked: Mapping[ItemKind, int]) -> Chosen:
+    """The rows of a branched statement as matches by id (the ``rules`` left out), and the kinds
+    whose branch returned all it was asked for."""
+    width = item.RECORD_WIDTH
     ruled = {m.record.id for m in rules}
-    matched: dict[uuid.UUID, Match] = {}
-    for row in found:  # the item's columns, then the rank
+    chosen: dict[uuid.UUID, Match] = {}
+    returned: dict[str, int] = {}
+    for row in found:  # the item's columns, then the rank and the branch
+        branch = row[width + 1]
+        returned[branch] = returned.get(branch, 0) + 1
         record = item.record_of(row)
         if record.id not in ruled:
-            matched[record.id] = Match(record, float(row[width]))
+            chosen[record.id] = Match(record, float(row[width]))
+    full = frozenset(k for k in ItemKind if asked.get(k, 0) > 0 and returned.get(k.value, 0) >= asked[k])
+    return [m for _, m in sorted(chosen.items())], full
+
+
+Chosen = tuple[list[Match], frozenset[ItemKind]]
+"""Matches by id, and the kinds whose branch came back full."""
+
+
+async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
+    """The items sharing a word with the task, as the request's pools size them (no rule among them,
+    by id), and the kinds whose pool came back full."""
+    params = _moment(
+        {
+            "project": request.project_id,
+            "task": request.task,
+            "every_word": request.every_word,
+            "scan_every_word": request.every_word_scan,
+            **{f"pool_{kind.value}": request.pools.get(kind, 0) for kind in ItemKind},
+            **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
+        },
+        request,
+    )
+    await tx.fetch(_CUSTOM_PLANS, {})
+    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    return _chosen(found, rules, request.pools)
+
+
+async def fillers(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
+    """Per kind, the newest items still believed sharing no word with the task, as many as
+    ``request.fillers`` asks (no rule among them, by id; rank 0), and the kinds that came back full."""
+    params = _moment(
+        {
+            "project": request.project_id,
+            "task": request.task,
+            **{f"filler_{kind.value}": request.fillers.get(kind, 0) for kind in ItemKind},
+        },
+        request,
+    )
+    found = await tx.fetch(_FILLERS if request.as_of is None else _FILLERS_THEN, params)
+    return _chosen(found, rules, request.fillers)
+
+
+async def gather(tx: Tx, request: Request, rules: list[Match]) -> Candidates:
+    """The task's candidates beside the guaranteed ``rules``, as the caller sees them (now, or as
+    of ``request.as_of``)."""
+    replacements = await recent_replacements(tx, request)
+    matched, full = await matches(tx, request, rules)
     return Candidates(
         guaranteed=list(rules),
-        matched=[m for _, m in sorted(matched.items())],
+        matched=matched,
         replacements=replacements,
+        full=full,
+        replacements_full=len(replacements) >= request.replacements > 0,
     )

@@ -17,6 +17,12 @@
 - DISPUTED: an item contradicting another, awaiting a human, keeps a quarter
   of its score; it is still shown, flagged, never silently applied.
 
+An item that shares no word with the task has relevance 0, so score 0. When
+every candidate that matches the task is in and budget remains, such items
+fill the rest, ranked by their ``standing``: the score without relevance,
+doubled for a load-bearing item (``LOAD_BEARING_STANDING``), so that a
+human's standing ruling comes before an agent's passing remark.
+
 Pure, no I/O.
 """
 
@@ -40,6 +46,9 @@ UNKNOWN_CONFIDENCE = 0.5
 DISPUTED_FACTOR = 0.25
 """What a DISPUTED item keeps of its score."""
 
+LOAD_BEARING_STANDING = 2.0
+"""How much more a load-bearing item stands when it fills the budget the task's matches left."""
+
 
 def authority(record: ItemRecord) -> float:
     """How much the item's authority weighs: a human's ruling above any agent's assertion."""
@@ -56,9 +65,20 @@ def relevance(rank: float, best: float) -> float:
     return min(rank / best, 1.0)
 
 
-def score(record: ItemRecord, rank: float, best: float, kind_weight: float, moment: datetime) -> float:
-    """The item's score for the task at ``moment`` (the formula in the module's docstring)."""
-    value = relevance(rank, best) * kind_weight * authority(record) * record.freshness_at(moment)
+def _worth(record: ItemRecord, kind_weight: float, moment: datetime) -> float:
+    """kind weight x authority x freshness, x DISPUTED_FACTOR when DISPUTED: the score but relevance."""
+    value = kind_weight * authority(record) * record.freshness_at(moment)
     if record.status == ItemStatus.DISPUTED:
         value *= DISPUTED_FACTOR
     return value
+
+
+def score(record: ItemRecord, rank: float, best: float, kind_weight: float, moment: datetime) -> float:
+    """The item's score for the task at ``moment`` (the formula in the module's docstring)."""
+    return relevance(rank, best) * _worth(record, kind_weight, moment)
+
+
+def standing(record: ItemRecord, kind_weight: float, moment: datetime) -> float:
+    """How an item sharing no word with the task ranks when it fills the budget left."""
+    boost = LOAD_BEARING_STANDING if record.load_bearing else 1.0
+    return _worth(record, kind_weight, moment) * boost

@@ -14,11 +14,23 @@ line, the constraints' lines too), between ``POOL_MIN`` and ``POOL_MAX``; so a
 request's work is bounded whatever the project's size, and a project whose
 rules take most of the budget does not read and render candidates that could
 never fit.
+
+Pools that run dry before the budget does are refilled: after packing, while
+the budget left could hold another line (``MIN_PIECE_TOKENS``, or the
+shortest line read so far), the pools that came back full are doubled and
+read again, the recent replacements too; once every item matching the task
+is in hand, the newest items of each kind that share no word with it are
+read as fillers (about half as many per kind as the budget left could hold
+at ``LINE_TOKENS`` a line), and doubled in turn while they run dry. At most
+``MAX_ROUNDS`` refills, each pool at most ``POOL_CEILING``: the sizing that
+keeps the first read small never caps what a slice can hold, and no budget
+makes a request read the whole project.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import math
 import uuid
@@ -36,8 +48,10 @@ from mneia.vocabulary import ItemKind
 RECENT = timedelta(days=30)
 """How far back a supersession is recent, by default (R11.4)."""
 
-SUPERSESSION_SHARE = 0.25
-"""The share of the budget the ruled-out options (and their replacements) may use."""
+SUPERSESSION_SHARE = 0.5
+"""The share of the budget the ruled-out options on the task (and their replacements) may use
+before the task's entries compete for it; the rest of them, and the others, go in whatever the
+scored entries leave (rehydration.packing)."""
 
 POOL_FACTOR = 1.0
 LINE_TOKENS = 50
@@ -56,6 +70,14 @@ REPLACEMENTS_POOL = 12
 
 REPLACEMENTS_SCAN = 40
 """... of the newest so many in the window."""
+
+MAX_ROUNDS = 4
+"""How many times the pools may refill after the first read: each round doubles the pools that ran
+dry (to ``POOL_CEILING``), so a request's work stays bounded whatever the budget."""
+
+POOL_CEILING = POOL_MAX * 2**MAX_ROUNDS
+MIN_PIECE_TOKENS = 12
+"""Fewer tokens than the shortest line an item can have: no refill for a budget left below it."""
 
 
 class Reader(Protocol):
@@ -117,7 +139,8 @@ def request(ask: Ask, moment: datetime, guaranteed: int = 0) -> candidates.Reque
 
 
 async def find(tx: Tx, ask: Ask, moment: datetime) -> candidates.Candidates:
-    """The candidates for ``ask``: the guaranteed constraints, then pools sized on what they leave."""
+    """The first round of candidates for ``ask``: the guaranteed constraints, then pools sized on
+    what they leave."""
     rules = await candidates.guaranteed(tx, ask.project_id, ask.task, ask.as_of)
     return await candidates.gather(tx, request(ask, moment, len(rules)), rules)
 
@@ -126,55 +149,162 @@ async def _settled(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _doubled(sizes: Mapping[ItemKind, int], kinds: frozenset[ItemKind]) -> dict[ItemKind, int]:
+    return {kind: min(POOL_CEILING, 2 * size) if kind in kinds else size for kind, size in sizes.items()}
+
+
+def grown(
+    asked: candidates.Request, found: candidates.Candidates, filled: frozenset[ItemKind] | None, unused: int
+) -> candidates.Request | None:
+    """The next round's request, when the pools ran dry before the budget did: the task's pools that
+    came back full doubled, and the replacements; once every match is in, items sharing no word
+    with the task (``filled``: the filler kinds that came back full, None before any were read),
+    then more of them. None when nothing more is to be had."""
+    full = frozenset(k for k in found.full if asked.pools.get(k, 0) < POOL_CEILING)
+    more_replacements = found.replacements_full and asked.replacements < POOL_CEILING
+    if full or more_replacements:
+        pools = _doubled(asked.pools, full)
+        replacements = min(POOL_CEILING, 2 * asked.replacements) if more_replacements else asked.replacements
+        return dataclasses.replace(
+            asked,
+            pools=pools,
+            scans={kind: max(asked.scans.get(kind, 0), SCAN_FACTOR * pools[kind]) for kind in ItemKind},
+            replacements=replacements,
+            replacements_scan=max(asked.replacements_scan, SCAN_FACTOR * replacements),
+        )
+    if filled is None:
+        wanted = max(POOL_MIN, min(POOL_CEILING, math.ceil(unused / LINE_TOKENS / 2)))
+        return dataclasses.replace(
+            asked, fillers={kind: wanted for kind in ItemKind if asked.pools.get(kind, 0) > 0}
+        )
+    dry = frozenset(k for k in filled if asked.fillers.get(k, 0) < POOL_CEILING)
+    return dataclasses.replace(asked, fillers=_doubled(asked.fillers, dry)) if dry else None
+
+
+@dataclass
+class _Pieces:
+    """The candidates of every round so far, rendered once each, as the packer takes them."""
+
+    ask: Ask
+    reader: Reader
+    moment: datetime
+    lines: dict[uuid.UUID, str] = dataclasses.field(default_factory=dict)
+    reasons: dict[uuid.UUID, Any] = dataclasses.field(default_factory=dict)
+
+    async def render(
+        self, records: Sequence[ItemRecord], replacements: Sequence[candidates.Replacement]
+    ) -> None:
+        fresh: dict[uuid.UUID, ItemRecord] = {}
+        for record in records:
+            if record.id not in self.lines:
+                fresh.setdefault(record.id, record)
+        ordered = list(fresh.values())
+        rendered = await self.reader.render_all(ordered)
+        self.lines.update(
+            {record.id: render.piece(text) for record, text in zip(ordered, rendered, strict=True)}
+        )
+        waiting = [r for r in replacements if r.replacement.id not in self.reasons]
+        # Together, so that the ids the reasons name are looked up in one batch.
+        said = await asyncio.gather(
+            *(_settled(self.reader.redact(r.replacement.supersession_reason)) for r in waiting)
+        )
+        self.reasons.update({r.replacement.id: reason for r, reason in zip(waiting, said, strict=True)})
+
+    def pack(self, found: candidates.Candidates, fillers: Sequence[candidates.Match]) -> Packed:
+        ask, moment, best = self.ask, self.moment, found.best_rank
+
+        def piece_of(record: ItemRecord, rank: float) -> Piece:
+            line = self.lines[record.id]
+            weight = ask.weights.get(record.kind, 1.0)
+            return Piece(
+                record,
+                line,
+                tokens.count(line),
+                score.score(record, rank, best, weight, moment),
+                score.standing(record, weight, moment),
+            )
+
+        # A note is on the task when its rank is above 0, even with no live match to compare with.
+        best_note = max([best, *(r.rank for r in found.replacements)])
+        notes = []
+        for replaced in found.replacements:
+            reason = self.reasons[replaced.replacement.id]
+            previous = self.lines[replaced.previous.id].rstrip("\n")
+            text = render.ruled_out(previous, replaced.at, reason, replaced.replacement.statement)
+            live = replaced.replacement.status in LIVE
+            notes.append(
+                Note(
+                    previous=replaced.previous,
+                    replacement=replaced.replacement,
+                    at=replaced.at,
+                    reason=reason,
+                    text=text,
+                    tokens=tokens.count(text),
+                    relevance=score.relevance(replaced.rank, best_note),
+                    entry=piece_of(replaced.replacement, replaced.replacement_rank) if live else None,
+                )
+            )
+        return pack(
+            ask.budget,
+            [piece_of(m.record, m.rank) for m in found.guaranteed],
+            notes,
+            [piece_of(m.record, m.rank) for m in found.matched],
+            ask.quotas,
+            SUPERSESSION_SHARE,
+            [piece_of(m.record, 0.0) for m in fillers],
+        )
+
+
+def _unshown(ask: Ask, found: candidates.Candidates) -> candidates.Candidates:
+    return dataclasses.replace(
+        found,
+        matched=[m for m in found.matched if m.record.id not in ask.shown],
+        replacements=[r for r in found.replacements if r.replacement.id not in ask.shown],
+    )
+
+
 async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
     """The slice for ``ask``, read through ``reader`` (see the module's docstring)."""
     moment = reader.now
-    found = await find(tx, ask, moment)
-    matched = [m for m in found.matched if m.record.id not in ask.shown]
-    replacements = [r for r in found.replacements if r.replacement.id not in ask.shown]
-    records: dict[uuid.UUID, ItemRecord] = {}
-    for match in (*found.guaranteed, *matched):
-        records[match.record.id] = match.record
-    for replaced in replacements:
-        records.setdefault(replaced.previous.id, replaced.previous)
-        records.setdefault(replaced.replacement.id, replaced.replacement)
-    ordered = list(records.values())
-    rendered = await reader.render_all(ordered)
-    lines = {record.id: render.piece(text) for record, text in zip(ordered, rendered, strict=True)}
-    # Together, so that the ids the reasons name are looked up in one batch.
-    reasons = await asyncio.gather(
-        *(_settled(reader.redact(r.replacement.supersession_reason)) for r in replacements)
-    )
-
-    best = found.best_rank
-
-    def piece_of(record: ItemRecord, rank: float) -> Piece:
-        line = lines[record.id]
-        weight = ask.weights.get(record.kind, 1.0)
-        return Piece(record, line, tokens.count(line), score.score(record, rank, best, weight, moment))
-
-    guaranteed = [piece_of(m.record, m.rank) for m in found.guaranteed]
-    scored = [piece_of(m.record, m.rank) for m in matched]
-    notes = []
-    for replaced, reason in zip(replacements, reasons, strict=True):
-        text = render.ruled_out(
-            lines[replaced.previous.id].rstrip("\n"), replaced.at, reason, replaced.replacement.statement
-        )
-        entry = (
-            piece_of(replaced.replacement, replaced.replacement_rank)
-            if replaced.replacement.status in LIVE
-            else None
-        )
-        notes.append(
-            Note(
-                previous=replaced.previous,
-                replacement=replaced.replacement,
-                at=replaced.at,
-                reason=reason,
-                text=text,
-                tokens=tokens.count(text),
-                relevance=score.relevance(replaced.rank, best),
-                entry=entry,
+    rules = await candidates.guaranteed(tx, ask.project_id, ask.task, ask.as_of)
+    asked = request(ask, moment, len(rules))
+    found = await candidates.gather(tx, asked, rules)
+    fillers: list[candidates.Match] = []
+    filled: frozenset[ItemKind] | None = None
+    pieces = _Pieces(ask, reader, moment)
+    for round_ in range(MAX_ROUNDS + 1):
+        shown = _unshown(ask, found)
+        fillers = [m for m in fillers if m.record.id not in ask.shown]
+        records = [m.record for m in (*shown.guaranteed, *shown.matched, *fillers)]
+        for replaced in shown.replacements:
+            records += [replaced.previous, replaced.replacement]
+        await pieces.render(records, shown.replacements)
+        packed = pieces.pack(shown, fillers)
+        shortest = min((tokens.count(line) for line in pieces.lines.values()), default=LINE_TOKENS)
+        if round_ == MAX_ROUNDS or packed.over_budget or packed.unused < max(MIN_PIECE_TOKENS, shortest):
+            return packed
+        following = grown(asked, found, filled, packed.unused)
+        if following is None:
+            return packed
+        if following.fillers != asked.fillers:
+            fillers, filled = await candidates.fillers(tx, following, rules)
+        else:
+            replacements = (
+                await candidates.recent_replacements(tx, following)
+                if following.replacements != asked.replacements
+                else found.replacements
             )
-        )
-    return pack(ask.budget, guaranteed, notes, scored, ask.quotas, SUPERSESSION_SHARE)
+            matched, full = (
+                await candidates.matches(tx, following, rules)
+                if following.pools != asked.pools
+                else (found.matched, found.full)
+            )
+            found = candidates.Candidates(
+                guaranteed=rules,
+                matched=matched,
+                replacements=replacements,
+                full=full,
+                replacements_full=len(replacements) >= following.replacements > 0,
+            )
+        asked = following
+    return packed

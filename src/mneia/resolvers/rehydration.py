@@ -20,12 +20,24 @@ from mneia.rehydration.packing import Packed
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import parse_id, required_text
 from mneia.resolvers.view import View
-from mneia.schema.enums import InclusionReason
+from mneia.schema.enums import InclusionReason, OmissionReason
 from mneia.schema.item import Item
-from mneia.schema.slice import KindCount, KindQuota, KindShare, RehydrateInput, Slice, SliceEntry
+from mneia.schema.slice import (
+    KindCount,
+    KindQuota,
+    KindShare,
+    Omission,
+    RehydrateInput,
+    Slice,
+    SliceEntry,
+)
 from mneia.schema.supersession import SupersessionNote
 from mneia.storage.project import ProjectRecord
 from mneia.vocabulary import ItemKind
+from mneia.vocabulary import OmissionReason as Why
+
+KINDS = list(ItemKind)
+REASONS = list(Why)
 
 
 def overrides(quotas: list[KindQuota] | None) -> dict[ItemKind, float]:
@@ -126,6 +138,13 @@ def _answer(packed: Packed, task: str, ask: slice.Ask, fitting: profile.Profile,
             for note in packed.notes
         ],
         omitted=[KindCount(kind=kind, count=packed.omitted[kind]) for kind in ItemKind],
+        left_out=[
+            Omission(kind=kind, reason=OmissionReason(why), count=count)
+            for (kind, why), count in sorted(
+                packed.left_out.items(), key=lambda pair: (KINDS.index(pair[0][0]), REASONS.index(pair[0][1]))
+            )
+        ],
+        supersessions_left_out=packed.notes_left_out,
         rendered=packed.rendered,
         profile=fitting.name,
         quotas=[

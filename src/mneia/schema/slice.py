@@ -10,7 +10,7 @@ from datetime import datetime
 
 import strawberry
 
-from mneia.schema.enums import InclusionReason, ItemKind
+from mneia.schema.enums import InclusionReason, ItemKind, OmissionReason
 from mneia.schema.item import Item
 from mneia.schema.scalars import Duration
 from mneia.schema.supersession import SupersessionNote
@@ -59,6 +59,19 @@ class KindCount:
     count: int
 
 
+@strawberry.type(
+    description="Candidates of one kind the slice considered and left out for one reason:"
+    " BUDGET (it matched the task and did not fit in what was left), QUOTA (it matched, was passed"
+    " over while its kind was at its maxShare, and no longer fitted once the quotas lifted; or its"
+    " kind's maxShare is 0), NO_MATCH (it shares no word with the task: read to fill the budget the"
+    " matches left, and did not fit)."
+)
+class Omission:
+    kind: ItemKind
+    reason: OmissionReason
+    count: int
+
+
 @strawberry.type(description="A kind's quota as this slice applied it.")
 class KindShare:
     kind: ItemKind
@@ -79,7 +92,15 @@ class Slice:
     supersessions: list[SupersessionNote]
     omitted: list[KindCount] = strawberry.field(
         description="Per kind, the candidates (items sharing a word with the task, or recently replacing"
-        " one) that were considered and left out: for the budget, the kind's quota, or a score of 0."
+        " one) that were considered and left out, for the budget or the kind's quota (leftOut says which)."
+    )
+    left_out: list[Omission] = strawberry.field(
+        description="Every candidate considered and left out, once, by kind and why; those sharing no"
+        " word with the task (NO_MATCH) included. Only the pairs that occur, by kind then reason."
+    )
+    supersessions_left_out: int = strawberry.field(
+        description="Recent supersessions considered and not listed in supersessions: only ever for the"
+        " budget, which then could not hold one more."
     )
     rendered: str = strawberry.field(
         description="Ready to paste into an agent's context: grouped by kind, every entry opening with its"
