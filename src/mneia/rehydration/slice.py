@@ -48,10 +48,11 @@ from mneia.vocabulary import ItemKind
 RECENT = timedelta(days=30)
 """How far back a supersession is recent, by default (R11.4)."""
 
-SUPERSESSION_SHARE = 0.5
-"""The share of the budget the ruled-out options on the task (and their replacements) may use
-before the task's entries compete for it; the rest of them, and the others, go in whatever the
-scored entries leave (rehydration.packing)."""
+SUPERSESSION_SHARE = 0.25
+"""The share of the budget the lines of ruled-out options on the task may use before the task's
+entries compete for it (their replacements come with them as entries, outside it): the cap that
+keeps room for the task's own entries. The rest of them, and the others, go in whatever the scored
+entries leave (rehydration.packing)."""
 
 POOL_FACTOR = 1.0
 LINE_TOKENS = 50
