@@ -664,3 +664,26 @@ async def test_r11_4_a_supersession_matches_the_task_through_any_item_of_its_cha
     order = [n["previous"]["id"] for n in found["supersessions"]]
     assert set(order[:2]) == {kafka, streams} and order[2] == cron, order
     assert nats in entry_ids(found)
+
+
+async def test_r2_r11_4_an_item_of_the_chain_the_caller_cannot_see_does_not_make_a_note_match(
+    api: Api, world: World
+) -> None:
+    """The chain is walked under the caller's policies: Alice's private "Kafka" item makes the
+    note after it match her task, and only hers. For the agent, who cannot see it, the same note
+    shares no word with the task and comes after a newer one (newest first among those)."""
+    kafka = await item(
+        api, world.human.token, world, "Events go through Kafka", kind="DECISION", scope="PRIVATE"
+    )
+    streams = await replace(api, world, kafka, "Events go through Redis streams", "ops cost", kind="DECISION")
+    await replace(api, world, streams, "Events go through NATS", "persistence", kind="DECISION")
+    cron = await item(api, world.human.token, world, "Invoices export at midnight", kind="DECISION")
+    await replace(api, world, cron, "Invoices export hourly", "too late for finance", kind="DECISION")
+
+    def order(found: dict[str, Any]) -> list[str]:
+        return [n["previous"]["id"] for n in found["supersessions"]]
+
+    task = "Tune the Kafka consumer"
+    assert order(await rehydrate(api, world.agent.token, world.project_id, task, 4000)) == [cron, streams]
+    mine = order(await rehydrate(api, world.human.token, world.project_id, task, 4000))
+    assert set(mine[:2]) == {kafka, streams} and mine[2] == cron, mine
