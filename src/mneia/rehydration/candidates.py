@@ -348,6 +348,18 @@ _REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
 _FILLERS, _FILLERS_THEN = Driven(_fillers_statement(None)), Driven(_fillers_statement(_MOMENT))
 REPLACEMENTS_SQL = _REPLACEMENTS.sql
 """The recent replacements' statement, as sent (for tests that act between a slice's statements)."""
+NAMES = {
+    statement.sql: name
+    for name, pair in (
+        ("guaranteed", (_GUARANTEED, _GUARANTEED_THEN)),
+        ("matches", (_ITEMS, _ITEMS_THEN)),
+        ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
+        ("fillers", (_FILLERS, _FILLERS_THEN)),
+        ("plan mode", (_CUSTOM_PLANS,)),
+    )
+    for statement in pair
+}
+"""Each candidate statement's name, by its text as sent (for benchmarks that time them apart)."""
 
 
 @dataclass(frozen=True, slots=True)
