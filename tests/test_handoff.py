@@ -212,7 +212,7 @@ async def test_r12_an_agent_stops_then_a_human_and_another_agent_resume(api: Api
     entries = {e["item"]["statement"]: e["reason"] for e in later["slice"]["entries"]}
     assert entries["A refund never exceeds its capture"] == "GUARANTEED"  # the accepted rule, load-bearing
     assert "Refunds must never exceed the captured amount" not in entries
-    # What the handoff shows already is not spent twice: its items are no SCORED entries of the
+    # What the handoff shows already is not spent twice: its items are no SCORED or FILL entries of the
     # slice, its replacement no note; a guaranteed constraint stays in whatever the handoff shows.
     assert entries["The PSP settles refunds in two days"] == "SCORED"
     assert {i["id"] for i in later["handoff"]["itemsAsserted"]} & {

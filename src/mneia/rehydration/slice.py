@@ -100,8 +100,8 @@ class Ask:
     recent: timedelta = RECENT
     as_of: datetime | None = None
     shown: frozenset[uuid.UUID] = frozenset()
-    """Items the reader is shown already (a handoff's, on resume): never SCORED entries, nor the
-    replacements of notes, so the budget is not spent twice. The guarantee ignores it."""
+    """Items the reader is shown already (a handoff's, on resume): never SCORED or FILL entries, nor
+    the replacements of notes, so the budget is not spent twice. The guarantee ignores it."""
 
 
 def pool(share: float, budget: int) -> int:

@@ -4,7 +4,7 @@ The handoff comes first and whole: its tokens, and the heading that names
 the new task, count against the budget, and the slice is rehydrated with
 what is left (``resolvers.rehydration.slice_for``, the same code as
 ``rehydrate``; 0 when the handoff took it all), less what the handoff
-shows already: the items asserted in its session are no SCORED entries and
+shows already: the items asserted in its session are no scored or filled entries and
 its replacements no notes of the slice, so no token is spent twice. The
 slice's guarantee holds whatever is left (R11.1): every active load-bearing
 constraint the caller can see is in it, and ``overBudget`` says when the

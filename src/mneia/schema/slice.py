@@ -44,7 +44,13 @@ class RehydrateInput:
 @strawberry.type(description="An item in the slice, why it is there, its score and what its line costs.")
 class SliceEntry:
     item: Item
-    reason: InclusionReason
+    reason: InclusionReason = strawberry.field(
+        description="GUARANTEED: an active load-bearing constraint, whatever the budget."
+        " RECENT_SUPERSESSION: it replaced an item listed in supersessions."
+        " SCORED: taken by score per token within its kind's maxShare."
+        " FILL: taken with what the quotas left once every kind had its share: a candidate past its"
+        " kind's share, or an item sharing no word with the task (score 0)."
+    )
     score: float = strawberry.field(
         description="relevance x kind weight x authority x freshness, x 0.25 when DISPUTED (README)."
     )
