@@ -125,6 +125,29 @@ async def test_r7_accepting_a_supersession_writes_the_agents_replacement(api: Ap
     )
 
 
+async def test_r7_a_human_may_accept_any_of_an_agents_replacements_of_one_item(
+    api: Api, world: World
+) -> None:
+    """The agent proposed two replacements of one ruling; the human accepts the second. The
+    database's guard compared the row with the agent's first pending proposal only, and refused
+    (FORBIDDEN): found by tests/test_as_of_property.py. The first then conflicts: it replaces an
+    item no longer ACTIVE."""
+    target_id, first = await propose_replacement(api, world, "Use local time")
+    again = await api.run(
+        world.agent.token,
+        SUPERSEDE,
+        **supersession(world.project_id, target_id, "Use the user's time zone", "users asked again"),
+    )
+    second = again["supersedeItem"]["proposal"]
+
+    decided = await decide(api, world.human.token, second["id"], True)
+    assert decided["status"] == "ACCEPTED"
+    assert decided["result"]["statement"] == "Use the user's time zone"
+    assert decided["result"]["provenance"]["assertedAt"] == second["proposedAt"]
+    assert (await read(api, world.human.token, target_id))["supersededBy"] == {"id": decided["result"]["id"]}
+    assert_code(await api.fail(world.human.token, DECIDE, i=first["id"], a=True, n=None), "CONFLICT")
+
+
 async def test_r7_rejecting_a_supersession_writes_only_the_decision(api: Api, world: World) -> None:
     target_id, proposal = await propose_replacement(api, world)
     before = await database_state(api.admin_engine)

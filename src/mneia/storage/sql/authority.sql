@@ -169,13 +169,14 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
       END IF;
       IF NEW.asserted_by IS DISTINCT FROM me THEN
         -- The one exception: a human accepting an agent's proposal writes the
-        -- agent's replacement, as proposed and when proposed.
+        -- agent's replacement, as proposed and when proposed. The agent may have
+        -- proposed several replacements of one item: the row must be one of them.
         SELECT p.* INTO accepted FROM public.proposals p
           WHERE p.workspace_id = NEW.workspace_id AND p.kind = 'SUPERSESSION' AND p.status = 'PENDING'
-            AND p.target_id = NEW.supersedes_id AND p.proposed_by = NEW.asserted_by;
-        IF NOT FOUND OR NOT public.mneia_actor_is_human() OR NEW.confirmed_by IS DISTINCT FROM me
-           OR NEW.asserted_at IS DISTINCT FROM accepted.proposed_at
-           OR NOT public.mneia_replacement_matches(accepted, NEW) THEN
+            AND p.target_id = NEW.supersedes_id AND p.proposed_by = NEW.asserted_by
+            AND p.proposed_at = NEW.asserted_at AND public.mneia_replacement_matches(p, NEW)
+          LIMIT 1;
+        IF NOT FOUND OR NOT public.mneia_actor_is_human() OR NEW.confirmed_by IS DISTINCT FROM me THEN
           PERFORM public.mneia_refuse('an item is asserted by the actor making the request, unless '
                                       'a human accepts exactly what another actor proposed');
         END IF;
