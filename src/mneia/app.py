@@ -30,6 +30,7 @@ from mneia import graphiql, inbox
 from mneia.config import Settings
 from mneia.errors import Unauthenticated
 from mneia.http.body import decoded
+from mneia.http.limits import BodyLimit
 from mneia.http.persisted import PersistedQueries
 from mneia.http.probe import Probes
 from mneia.http.refusal import Refusal
@@ -148,6 +149,7 @@ def create_app(
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub),
         ],
-        middleware=_cors(settings.cors_origins),
+        # CORS outermost, so that a browser can read a refusal of the body limit too.
+        middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],
         lifespan=lifespan,
     )

@@ -42,6 +42,8 @@ def app_url(admin_url: str, password: str | None = None) -> str:
 
 
 DEFAULT_PERSISTED_QUERY_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest request body read (http.limits): 200 items of 20,000 characters fit in it."""
 _ORIGIN = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?")
 
 
@@ -76,6 +78,7 @@ class Settings:
     data_dir: Path
     cors_origins: tuple[str, ...] = ()
     persisted_query_bytes: int = DEFAULT_PERSISTED_QUERY_BYTES
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -90,6 +93,9 @@ class Settings:
                 "MNEIA_PERSISTED_QUERY_BYTES",
                 env.get("MNEIA_PERSISTED_QUERY_BYTES"),
                 DEFAULT_PERSISTED_QUERY_BYTES,
+            ),
+            max_body_bytes=byte_count(
+                "MNEIA_MAX_BODY_BYTES", env.get("MNEIA_MAX_BODY_BYTES"), DEFAULT_MAX_BODY_BYTES
             ),
         )
 

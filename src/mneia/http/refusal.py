@@ -24,18 +24,20 @@ class Refusal(HTTPException):
         code: str = "BAD_REQUEST",
         field: str | None = None,
         headers: Mapping[str, str] | None = None,
+        extensions: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(status, message)
         self.message = message
         self.code = code
         self.field = field
         self.headers = dict(headers or {})
+        self.extensions = dict(extensions or {})
 
     def encoded(self) -> bytes:
         return json.dumps(self.body(), separators=(",", ":")).encode("utf-8")
 
     def body(self) -> dict[str, object]:
-        extensions: dict[str, object] = {"code": self.code}
+        extensions: dict[str, object] = {"code": self.code, **self.extensions}
         if self.field is not None:
             extensions["field"] = self.field
         return {"errors": [{"message": self.message, "extensions": extensions}]}
