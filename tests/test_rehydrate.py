@@ -687,3 +687,41 @@ async def test_r2_r11_4_an_item_of_the_chain_the_caller_cannot_see_does_not_make
     assert order(await rehydrate(api, world.agent.token, world.project_id, task, 4000)) == [cron, streams]
     mine = order(await rehydrate(api, world.human.token, world.project_id, task, 4000))
     assert set(mine[:2]) == {kafka, streams} and mine[2] == cron, mine
+
+
+HALF_WRITTEN = text(
+    "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, supersedes_id,"
+    " supersession_reason)"
+    " VALUES (CAST(:ws AS uuid), mneia_uuid7(), CAST(:project AS uuid), 'FACT', 'Refunds settle hourly',"
+    " CAST(:actor AS uuid), CAST(:target AS uuid), 'faster')"
+)
+
+
+async def test_r11_a_half_written_supersession_never_breaks_a_slice(api: Api, world: World) -> None:
+    """Issue 21's row: a successor written straight to the table, its target left ACTIVE (no
+    instant it became SUPERSEDED). Every slice of the project answered INTERNAL_SERVER_ERROR; now
+    the pair is no ruled-out option (nothing was ruled out), and both items are still candidates."""
+    target = await item(api, world.agent.token, world, "Refunds settle nightly")
+    async with api.admin_engine.begin() as connection:  # past every guard, as a broken writer would be
+        await connection.execute(text("SET LOCAL session_replication_role = replica"))
+        params = {"ws": world.workspace_id, "project": world.project_id, "actor": world.agent.id}
+        await connection.execute(HALF_WRITTEN, {**params, "target": target})
+    for token in (world.agent.token, world.human.token):
+        found = await rehydrate(api, token, world.project_id, "refunds settle", 2000)
+        assert found["supersessions"] == []
+        assert {e["item"]["statement"] for e in found["entries"]} == {
+            "Refunds settle nightly",
+            "Refunds settle hourly",
+        }
+    # Then marked SUPERSEDED the same way: no state row says when. The note is named, dated by
+    # the replacement's own instant.
+    async with api.admin_engine.begin() as connection:
+        await connection.execute(text("SET LOCAL session_replication_role = replica"))
+        await connection.execute(
+            text("UPDATE items SET status = 'SUPERSEDED' WHERE id = CAST(:target AS uuid)"),
+            {"target": target},
+        )
+    found = await rehydrate(api, world.agent.token, world.project_id, "refunds settle", 2000)
+    (note,) = found["supersessions"]
+    said = (await api.run(world.agent.token, ITEM_TIMES, i=note["replacement"]["id"]))["item"]["assertedAt"]
+    assert note["previous"]["id"] == target and note["at"] == said

@@ -271,10 +271,12 @@ def _replacements_statement(moment: Any) -> Select[Any]:
         scan_new.c.project_id == bindparam("project"),
         scan_new.c.supersedes_id.is_not(None),
         scan_new.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
+        # Only a finished supersession: a successor whose item is not SUPERSEDED (a row written
+        # past the guards) ruled nothing out, and gives no instant to name.
+        old_columns["status"] == _SUPERSEDED,
     ]
     if moment is not None:
         conditions.append(scan_new.c.asserted_at <= moment)
-        conditions.append(old_columns["status"] == _SUPERSEDED)
     both = literal_column("scan_old.search").op("||")(literal_column("scan_new.search"))
     scanned = (
         select(
@@ -451,16 +453,22 @@ async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
     width = item.RECORD_WIDTH
     replaced = await tx.fetch(_REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, params)
     # The replaced item's columns, the replacement's, then when, rank and the replacement's rank.
-    return [
-        Replacement(
-            item.record_of(row[:width]),
-            item.record_of(row[width : 2 * width]),
-            row[2 * width],
-            float(row[2 * width + 1]),
-            float(row[2 * width + 2]),
+    found = []
+    for row in replaced:
+        replacement = item.record_of(row[width : 2 * width])
+        # No state row saying when it became SUPERSEDED (a row changed past the guards): the
+        # replacement's own instant stands in, rather than a slice that cannot be rendered.
+        at = row[2 * width] or replacement.asserted_at
+        found.append(
+            Replacement(
+                item.record_of(row[:width]),
+                replacement,
+                at,
+                float(row[2 * width + 1]),
+                float(row[2 * width + 2]),
+            )
         )
-        for row in replaced
-    ]
+    return found
 
 
 def _chosen(found: Sequence[Any], rules: Sequence[Match], asked: Mapping[ItemKind, int]) -> Chosen:
