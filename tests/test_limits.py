@@ -30,7 +30,7 @@ from websockets.typing import Subprotocol
 from graphql import get_introspection_query, parse
 from mneia.app import MneiaGraphQL, create_app
 from mneia.config import app_url
-from mneia.resolvers.cost import measure
+from mneia.resolvers.cost import SLICE_WEIGHT, TOKENS_PER_UNIT, WRITE_WEIGHT, measure
 from mneia.resolvers.document import DocumentCache
 from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.root import MneiaSchema, build_schema
@@ -152,6 +152,86 @@ async def test_f3_sixty_aliases_of_a_full_page_refused_by_cost(
     """60 aliases are within maxAliases: what they would fetch (60 × 500 items) is not."""
     named = await refused_quickly(api, engine, world.agent.token, F3_ALIASES, {"p": world.project_id})
     assert named == {"maxCost"}
+
+
+SLICES = (
+    "query($i: RehydrateInput!) { "
+    + " ".join(f"s{n}: rehydrate(input: $i) {{ rendered }}" for n in range(100))
+    + " }"
+)
+RESUMES = (
+    "query($i: ResumeInput!) { "
+    + " ".join(f"r{n}: resume(input: $i) {{ rendered }}" for n in range(100))
+    + " }"
+)
+
+
+@pytest.mark.parametrize(("document", "budget"), [(SLICES, 4000), (SLICES, 1), (RESUMES, 4000)])
+async def test_issue_21_a_hundred_slices_sharing_one_variable_are_refused_by_cost(
+    api: Api, engine: AsyncEngine, world: World, document: str, budget: int
+) -> None:
+    """100 aliases of ``rehydrate(input: $i)`` (1.1 KB) ran 26.7 s: each slice weighs what its work
+    does, so they weigh 100 slices, at any budget, and are refused before any SQL."""
+    asked = {"projectId": world.project_id, "task": "refunds", "tokenBudget": budget}
+    named = await refused_quickly(api, engine, world.agent.token, document, {"i": asked})
+    assert named == {"maxCost"}
+
+
+async def test_issue_21_a_slice_weighs_its_budget_whether_inline_or_in_a_variable(
+    api: Api, world: World
+) -> None:
+    schema = build_schema()._schema
+    by_variable = parse("query($i: RehydrateInput!) { rehydrate(input: $i) { rendered } }")
+    inline = parse('{ rehydrate(input: {projectId: "x", task: "t", tokenBudget: 4000}) { rendered } }')
+    asked = {"i": {"projectId": "x", "task": "t", "tokenBudget": 4000}}
+    weighed = measure(schema, by_variable, None, asked, LIMITS.list_size).cost
+    assert weighed == measure(schema, inline, None, {}, LIMITS.list_size).cost
+    assert weighed == 2 + SLICE_WEIGHT + 4000 // TOKENS_PER_UNIT
+    larger = {"i": {**asked["i"], "tokenBudget": 40_000}}
+    assert measure(schema, by_variable, None, larger, LIMITS.list_size).cost > 4 * weighed
+    # A few slices in one document are an ordinary query (the README's walkthrough sends two).
+    few = "query($i: RehydrateInput!) { a: rehydrate(input: $i) { rendered }"
+    few += " b: rehydrate(input: $i) { tokensUsed } }"
+    data = await api.run(
+        world.agent.token, few, i={"projectId": world.project_id, "task": "t", "tokenBudget": 4000}
+    )
+    assert set(data) == {"a", "b"}
+
+
+def test_issue_21_a_checkpoint_weighs_what_it_writes() -> None:
+    schema = build_schema()._schema
+    document = parse("mutation($i: CheckpointInput!) { checkpoint(input: $i) { id } }")
+    item = {"projectId": "x", "kind": "FACT", "statement": "s"}
+
+    def weighed(count: int) -> int:
+        asked = {"i": {"sessionId": "s", "summary": "x", "items": [item] * count}}
+        return measure(schema, document, None, asked, LIMITS.list_size).cost
+
+    assert weighed(10) - weighed(0) == 10 * WRITE_WEIGHT
+    assert weighed(1000) > LIMITS.max_cost  # a thousand writes in one field is refused before it runs
+
+
+async def test_issue_21_several_operations_without_an_operation_name_are_an_error(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    """The first operation ran; GraphQL over HTTP asks for an error. Now such a document is
+    refused and runs nothing; naming an operation runs that one, measured (60 full pages still
+    refused by cost)."""
+    heavy = F3_ALIASES.replace("query($p: ID!)", "query Heavy($p: ID!)", 1)
+    document = f"query Light {{ me {{ id }} }} {heavy}"
+    with counted(engine) as statements:
+        body = await answer(api.http, world.agent.token, document, {"p": world.project_id})
+    assert statements == []
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED" and "operationName" in error["message"]
+    headers = {"Authorization": f"Bearer {world.agent.token}"}
+    for name, expected in (("Light", None), ("Heavy", "maxCost")):
+        chosen = {"query": document, "variables": {"p": world.project_id}, "operationName": name}
+        answered = (await api.http.post("/graphql", json=chosen, headers=headers)).json()
+        if expected is None:
+            assert answered["data"]["me"]["id"] == world.agent.id
+        else:
+            assert limits_named(answered) == {expected}
 
 
 async def test_f2_shallow_cycle_answers(api: Api, world: World, disputed: str) -> None:

@@ -12,6 +12,15 @@ could meet the database.
 Introspection fields (``__schema``, ``__type``) count one field each and are
 not walked: graphql-core's MaxIntrospectionDepthRule bounds them.
 
+A field whose work grows with its input rather than with what it returns
+adds a weight of its own, read from its arguments as execution will coerce
+them (written inline or passed as variables alike): ``rehydrate`` and
+``resume`` ``SLICE_WEIGHT`` plus a unit per ``TOKENS_PER_UNIT`` tokens of
+budget (a slice reads, renders and counts candidates in proportion, and
+refills its pools up to that budget); ``checkpoint`` ``WRITE_WEIGHT`` per
+item and replacement it writes. So 100 aliases of ``rehydrate(input: $i)``
+sharing one variable weigh what 100 slices cost, not 100 small fields.
+
 Each fragment is measured once per page size it is spread under, so the walk
 is linear in the size of the document however its spreads repeat.
 (Strawberry's QueryDepthLimiter and MaxAliasesLimiter re-walk a fragment at
@@ -28,13 +37,14 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from graphql.execution.values import VariableValues
+from graphql.execution.values import VariableValues, get_argument_values
 
 from graphql import (
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLError,
     GraphQLField,
     GraphQLInterfaceType,
     GraphQLList,
@@ -54,6 +64,33 @@ from graphql import (
 )
 
 PAGE_ARGUMENT = "first"
+
+SLICE_WEIGHT = 500
+TOKENS_PER_UNIT = 8
+"""A 4,000-token slice weighs 1,000: at most 25 of them fit in the default maxCost (25,000)."""
+WRITE_WEIGHT = 50
+"""What one item or replacement a checkpoint writes weighs (assertItem's work, inside one field)."""
+
+
+def _slice_weight(arguments: Mapping[str, Any]) -> int:
+    given = arguments.get("input")
+    budget = getattr(given, "token_budget", None)
+    if budget is None and isinstance(given, Mapping):
+        budget = given.get("tokenBudget", given.get("token_budget"))
+    return SLICE_WEIGHT + max(int(budget or 0), 0) // TOKENS_PER_UNIT
+
+
+def _checkpoint_weight(arguments: Mapping[str, Any]) -> int:
+    given = arguments.get("input")
+    written = 0
+    for name in ("items", "supersessions"):
+        value = getattr(given, name, None) if not isinstance(given, Mapping) else given.get(name)
+        written += len(value or ())
+    return WRITE_WEIGHT * (1 + written)
+
+
+WEIGHTS = {"rehydrate": _slice_weight, "resume": _slice_weight, "checkpoint": _checkpoint_weight}
+"""Root fields whose work grows with their input, and what their arguments make them weigh."""
 
 
 class Measure(NamedTuple):
@@ -104,11 +141,16 @@ class _Walk:
         self.measured: dict[tuple[str, int | None], Measure] = {}
 
     @cached_property
-    def variables(self) -> dict[str, Any]:
-        """The variables as execution will coerce them: only a page size given by a variable needs them."""
+    def coerced(self) -> VariableValues | None:
+        """The variables as execution will coerce them: only a page size or a weight given by a
+        variable needs them. None when they do not coerce, which stops the operation before it
+        runs: any estimate will do."""
         coerced = get_variable_values(self.schema, self.operation.variable_definitions or (), self.inputs)
-        # Variables that do not coerce stop the operation before it runs: any estimate will do.
-        return coerced.coerced if isinstance(coerced, VariableValues) else {}
+        return coerced if isinstance(coerced, VariableValues) else None
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        return self.coerced.coerced if self.coerced is not None else {}
 
     def selections(
         self, selection_set: SelectionSetNode, parent: GraphQLNamedType, page: int | None
@@ -141,6 +183,7 @@ class _Walk:
         definition = _definition(parent, node.name.value)
         if node.selection_set is None or definition is None:
             return Measure(0, aliases, 1)  # a leaf, __typename, or introspection (bounded by its own rule)
+        weight = self.weight(node, definition, parent)
         first = self.first(node, definition)
         if isinstance(get_nullable_type(definition.type), GraphQLList):
             size = first if first is not None else page if page is not None else self.list_size
@@ -148,7 +191,18 @@ class _Walk:
         else:
             size = 1
             inner = self.selections(node.selection_set, get_named_type(definition.type), first)
-        return Measure(inner.depth + 1, aliases + inner.aliases, 1 + size * inner.cost)
+        return Measure(inner.depth + 1, aliases + inner.aliases, 1 + weight + size * inner.cost)
+
+    def weight(self, node: FieldNode, definition: GraphQLField, parent: GraphQLNamedType) -> int:
+        """What the field's own work weighs beyond the fields it returns (the module's docstring)."""
+        weigh = WEIGHTS.get(node.name.value)
+        if weigh is None or parent not in (self.schema.query_type, self.schema.mutation_type):
+            return 0
+        try:
+            arguments = get_argument_values(definition, node, self.coerced)
+        except GraphQLError:
+            return weigh({})  # arguments that do not coerce stop the operation before it runs
+        return weigh(arguments)
 
     def first(self, node: FieldNode, definition: GraphQLField) -> int | None:
         """The page size this field asks for: its ``first`` argument, else that argument's default."""

@@ -127,6 +127,10 @@ class Documents(SchemaExtension):
             errors = validate_document(schema, document, execution.validation_rules)
             if errors:
                 return errors
+        # Strawberry's ``operation_name`` names the first operation when the client named none.
+        unnamed = _unchosen(document, execution._provided_operation_name)  # noqa: SLF001
+        if unnamed is not None:
+            return [unnamed]
         size = measure(schema, document, execution.operation_name, execution.variables, self.limits.list_size)
         return [_refused(refusal) for refusal in refusals(size, self.limits)]
 
@@ -136,3 +140,17 @@ class Documents(SchemaExtension):
         if self.parsed is not None and context.accepted:
             self.cache.put(self.execution_context.query or "", *self.parsed)
         yield
+
+
+def _unchosen(document: DocumentNode, operation_name: str | None) -> GraphQLError | None:
+    """The error of a document with several operations and no ``operationName`` (GraphQL over HTTP:
+    the server must not pick one; before, the first ran)."""
+    if operation_name is not None:
+        return None
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if len(operations) <= 1:
+        return None
+    return GraphQLError(
+        f"the document holds {len(operations)} operations: name the one to run in operationName",
+        extensions={"code": "GRAPHQL_VALIDATION_FAILED"},
+    )
