@@ -36,6 +36,10 @@ SCRUBBED = (
     "MNEIA_DATA_DIR",
 )
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/nope"
+PATIENCE = float(os.environ.get("MNEIA_TEST_PATIENCE") or 300)
+"""Seconds a test waits for a server to start or stop, or a condition to hold: generous, since on a
+busy 2-core machine ``mneia serve`` was seen to need 44 s to answer /healthz (issue 21). A test
+waits for the condition, never for the limit."""
 
 
 def cli_env(scratch: Path, **extra: str) -> dict[str, str]:
@@ -55,7 +59,8 @@ def free_port() -> int:
 def serving(
     args: list[str], env: dict[str, str], logs: Path
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``mneia serve`` on a free port, yielded once /healthz answers; SIGTERMed on leaving."""
+    """``mneia serve`` on a free port, yielded once /healthz answers (within ``PATIENCE``; how long
+    it took is printed, for ``pytest -s`` and failure reports); SIGTERMed on leaving."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with (logs / "serve.out").open("wb") as out, (logs / "serve.err").open("wb") as err:
@@ -63,7 +68,8 @@ def serving(
             [*CLI, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=err
         )
         try:
-            deadline = time.monotonic() + 30
+            started = time.monotonic()
+            deadline = started + PATIENCE
             while True:
                 assert process.poll() is None, (logs / "serve.err").read_text()
                 try:
@@ -71,14 +77,15 @@ def serving(
                         break
                 except httpx.TransportError:
                     pass
-                assert time.monotonic() < deadline, "no answer on /healthz within 30 s"
+                assert time.monotonic() < deadline, f"no answer on /healthz within {PATIENCE:.0f} s"
                 time.sleep(0.2)
+            print(f"mneia serve answered /healthz after {time.monotonic() - started:.1f} s")
             yield process, base
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 try:
-                    process.wait(timeout=30)
+                    process.wait(timeout=PATIENCE)
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
@@ -97,7 +104,7 @@ def node_clients() -> str:
     return node
 
 
-READY = 10.0  # seconds uvicorn may take to start or stop
+READY = PATIENCE  # seconds uvicorn may take to start or stop
 
 
 @asynccontextmanager

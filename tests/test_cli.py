@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.config import APP_ROLE, async_url
 from tests.database import fresh_name, with_database
 from tests.graphql import Api, World
-from tests.live import CLI, UNREACHABLE, cli_env, serving
+from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, serving
 from tests.support import rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -224,7 +224,7 @@ def test_serve_answers_graphql_over_http(admin_url: str, tmp_path: Path) -> None
     with serving([], cli_env(tmp_path, DATABASE_URL=admin_url), tmp_path) as (process, base):
         assert graphql(base, "{ __typename }") == {"__typename": "Query"}
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=PATIENCE) == 0
     printed = (tmp_path / "serve.out").read_text()
     assert f"{base}/graphql" in printed
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
@@ -244,7 +244,7 @@ def test_serve_with_the_embedded_server_and_a_bootstrap_beside_it(tmp_path: Path
         token = bootstrap_beside(env, data_dir)
         assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+        assert process.wait(timeout=PATIENCE) == 0, (tmp_path / "serve.err").read_text()
     assert f"embedded PostgreSQL at {data_dir}" in (tmp_path / "serve.out").read_text()
     pgdata = data_dir / "postgres"
     assert not (pgdata / "postmaster.pid").exists()
@@ -274,7 +274,7 @@ def test_serve_workers_share_the_socket_and_stop_together(
         for _ in range(20):
             assert graphql(base, "{ __typename }") == {"__typename": "Query"}
         process.send_signal(stop)
-        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+        assert process.wait(timeout=PATIENCE) == 0, (tmp_path / "serve.err").read_text()
         gone, alive = psutil.wait_procs(workers, timeout=10)
         assert alive == [], f"workers left running: {[w.pid for w in alive]}"
     assert ", 2 workers" in (tmp_path / "serve.out").read_text()
@@ -309,7 +309,7 @@ def test_serve_workers_share_a_pool_opened_at_once(admin_url: str, tmp_path: Pat
         port = httpx.URL(base).port
         assert port is not None
         workers = _workers_of(process)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while not all(_listening(worker, port) for worker in workers):  # the first to listen answered
             assert time.monotonic() < deadline, "a worker never listened"
             time.sleep(0.05)
@@ -344,7 +344,7 @@ def test_serve_workers_with_the_embedded_server_leave_no_postgres(tmp_path: Path
         workers = _workers_of(process)
         assert len(workers) == 2
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0, (tmp_path / "serve.err").read_text()
+        assert process.wait(timeout=PATIENCE) == 0, (tmp_path / "serve.err").read_text()
         assert psutil.wait_procs(workers, timeout=10)[1] == []
     pgdata = data_dir / "postgres"
     assert not (pgdata / "postmaster.pid").exists()
