@@ -232,3 +232,36 @@ async def test_f14_current_token_is_the_one_presented(api: Api, world: World) ->
         first["issued"]["id"],
         second["issued"]["id"],
     }
+
+
+async def test_issue_21_an_expiring_token_mints_nothing_that_outlives_it(api: Api, world: World) -> None:
+    """A 60-second token minted a token with ``expiresAt: null``, and an agent whose token never
+    expired. Now what it mints expires with it at the latest: by default, and a later expiry asked
+    for is BAD_USER_INPUT naming the field, with nothing written."""
+    short = (await api.run(world.human.token, CREATE_TOKEN, a=world.human.id, **{"in": "PT60S"}))[
+        "createToken"
+    ]
+    ends = datetime.fromisoformat(short["issued"]["expiresAt"])
+
+    minted = (await api.run(short["token"], CREATE_TOKEN, a=world.agent.id))["createToken"]
+    assert datetime.fromisoformat(minted["issued"]["expiresAt"]) == ends
+    actor = (await api.run(short["token"], CREATE_ACTOR, k="AGENT", n="bot"))["createActor"]
+    assert datetime.fromisoformat(actor["issued"]["expiresAt"]) == ends
+    sooner = (await api.run(short["token"], CREATE_TOKEN, a=world.agent.id, **{"in": "PT10S"}))["createToken"]
+    assert datetime.fromisoformat(sooner["issued"]["expiresAt"]) < ends
+
+    before = await database_state(api.admin_engine)
+    later = (ends + timedelta(days=1)).isoformat()
+    for variables, field in (({"in": "P1D"}, "expiresIn"), ({"at": later}, "expiresAt")):
+        for document, extra in (
+            (CREATE_TOKEN, {"a": world.agent.id}),
+            (CREATE_ACTOR, {"k": "AGENT", "n": "bot"}),
+        ):
+            error = await api.fail(short["token"], document, **extra, **variables)
+            assert_code(error, "BAD_USER_INPUT")
+            assert error["extensions"]["field"] == field and "may not outlast" in error["message"], error
+    assert await database_state(api.admin_engine) == before
+    # A token without an expiry mints as before: what it is asked for, or nothing that expires.
+    assert (await api.run(world.human.token, CREATE_TOKEN, a=world.agent.id))["createToken"]["issued"][
+        "expiresAt"
+    ] is None

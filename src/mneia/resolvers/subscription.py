@@ -162,7 +162,8 @@ async def _announced(
             if project_key is not None and await project.get(tx, project_key) is None:
                 raise NotFound("project", project_id)
             channel = await notification.channel(tx)
-            presented = str(await token.presented(tx, context.token() or ""))
+            shown = await token.presented(tx, context.token() or "")
+            presented = str(shown.id if shown is not None else None)
             assert channel is not None, "an authenticated transaction knows its workspace's channel"
             inbox = await stack.enter_async_context(hub.subscription(channel))
             # Read once the hub listens: what is numbered above this is announced, or caught up.

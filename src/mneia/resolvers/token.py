@@ -33,6 +33,7 @@ async def issue(
         raise BadInput("expiresIn", "give expiresAt or expiresIn, not both")
     if expires_at is not None and expires_at <= context.now:
         raise BadInput("expiresAt", "must be in the future")
+    expires_at, expires_in = await _bounded(context, expires_at, expires_in)
     secret, record = await token.create(
         context.tx,
         holder.workspace_id,
@@ -44,6 +45,28 @@ async def issue(
     return ActorWithToken(actor=Actor.of(holder), token=secret, issued=Token.of(record))
 
 
+async def _bounded(
+    context: Context, expires_at: datetime | None, expires_in: Duration | None
+) -> tuple[datetime | None, Duration | None]:
+    """The expiry a new token may have: none later than the token making the request (issue 21: a
+    60-second token minted one that never expired). Given none, it expires with that token; given
+    a later one, the request is refused, naming the field."""
+    presenting = await token.presented(context.tx, context.token() or "")
+    bound = presenting.expires_at if presenting is not None else None
+    if bound is None:
+        return expires_at, expires_in
+    if expires_at is None and expires_in is None:
+        return bound, None
+    field, asked = ("expiresAt", expires_at) if expires_at is not None else ("expiresIn", None)
+    if asked is None and expires_in is not None:
+        asked = context.now + expires_in
+    if asked is not None and asked > bound:
+        raise BadInput(
+            field, f"may not outlast the token making the request, which expires {bound.isoformat()}"
+        )
+    return expires_at, expires_in
+
+
 async def list_tokens(info: Info, actor_id: strawberry.ID | None = None) -> list[Token]:
     """The tokens you may see, newest first: yours, and a human's also those of the actors it created."""
     actor_ids = [parse_id(actor_id, "actorId")] if actor_id is not None else None
@@ -53,8 +76,7 @@ async def list_tokens(info: Info, actor_id: strawberry.ID | None = None) -> list
 async def current_token(info: Info) -> Token:
     """The token the request was authenticated with (its own actor may always see it)."""
     context = info.context
-    token_id = await token.presented(context.tx, context.token() or "")
-    found = await token.get(context.tx, token_id) if token_id is not None else None
+    found = await token.presented(context.tx, context.token() or "")
     if found is None:  # authenticated by this very token: only a race with its deletion
         raise NotFound("token", "current")
     return Token.of(found)

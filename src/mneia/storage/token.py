@@ -122,10 +122,10 @@ async def visible(tx: Tx, actor_ids: Sequence[uuid.UUID] | None = None) -> list[
     return [from_row(TokenRecord, row) for row in await tx.execute(query)]
 
 
-async def presented(tx: Tx, token: str) -> uuid.UUID | None:
-    """The id of the token the transaction was authenticated with (its actor may see it)."""
-    query = select(api_tokens.c.id).where(api_tokens.c.token_hash == digest(token))
-    return (await tx.execute(query)).scalar_one_or_none()
+async def presented(tx: Tx, token: str) -> TokenRecord | None:
+    """The token the transaction was authenticated with (its actor may see it)."""
+    row = (await tx.execute(select(*_COLUMNS).where(api_tokens.c.token_hash == digest(token)))).first()
+    return from_row(TokenRecord, row) if row else None
 
 
 async def get(tx: Tx, token_id: uuid.UUID) -> TokenRecord | None:
