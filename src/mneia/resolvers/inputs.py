@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
+import urllib.parse
 import uuid
 
 from mneia.errors import BadInput
@@ -65,6 +67,35 @@ def optional_text(
     if value is None:
         return None
     return _checked(value.strip(), field, limit, one_line) or None
+
+
+RESUME_COMMANDS = (
+    re.compile(r"claude (--resume|-r) [\w.:-]+"),
+    re.compile(r"codex resume [\w.:-]+"),
+    re.compile(r"gemini (--resume|-r) [\w.:-]+"),
+)
+"""The clients' own ways back to a conversation (shared/clients/HOOKS.md), and nothing else runnable."""
+
+
+def deep_link(value: str | None, field: str) -> str | None:
+    """Where the conversation can be opened again: an http(s) URL, or a known client's resume command.
+
+    A deep link is shown to people and agents as a way back; ``javascript:``,
+    ``data:``, ``file:`` and arbitrary shell text are refused, so that it can
+    never be a script or a command to paste."""
+    text = optional_text(value, field, 2000, one_line=True)
+    if text is None:
+        return None
+    parsed = urllib.parse.urlsplit(text)
+    if parsed.scheme.lower() in ("http", "https") and parsed.netloc and " " not in text:
+        return text
+    if any(command.fullmatch(text) for command in RESUME_COMMANDS):
+        return text
+    raise BadInput(
+        field,
+        "must be an http(s) URL or a client's resume command"
+        " (claude --resume ID, codex resume ID, gemini --resume ID)",
+    )
 
 
 def name(value: str | None, field: str = "name") -> str:

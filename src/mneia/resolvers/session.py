@@ -6,7 +6,7 @@ import strawberry
 
 from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.context import Info
-from mneia.resolvers.inputs import optional_text, parse_id
+from mneia.resolvers.inputs import deep_link, optional_text, parse_id
 from mneia.resolvers.project import project_to_work_in
 from mneia.schema.session import ClientInput, Session, StartSessionInput
 from mneia.storage import session
@@ -28,7 +28,7 @@ async def start_session(info: Info, input: StartSessionInput) -> Session:
         tool=optional_text(client.tool, "input.client.tool", 200, one_line=True),
         version=optional_text(client.version, "input.client.version", 200, one_line=True),
         external_id=optional_text(input.external_id, "input.externalId", 500, one_line=True),
-        deep_link=optional_text(input.deep_link, "input.deepLink", 2000, one_line=True),
+        deep_link=deep_link(input.deep_link, "input.deepLink"),
     )
     return Session.of(record)
 
