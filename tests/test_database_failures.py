@@ -18,10 +18,10 @@ import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.app import create_app
-from mneia.config import app_url
+from mneia.config import app_url, async_url
 from mneia.storage.database import TransactionEnded, create_engine, transaction
 from mneia.storage.token import digest
 from tests.graphql import World
@@ -161,3 +161,35 @@ async def test_f5_a_transaction_that_ended_waits_for_its_statement_in_flight_and
     assert in_flight.result().scalar_one() == 1  # type: ignore[attr-defined]
     with pytest.raises(TransactionEnded):
         await tx.execute(text("SELECT 1"))
+
+
+async def test_issue_21_a_statement_timeout_is_too_expensive_not_retry(
+    admin_url: str, admin_engine: AsyncEngine, world: World
+) -> None:
+    """A statement the database stops at its ``statement_timeout`` answered SERVICE_UNAVAILABLE,
+    "retry shortly": the same request would only time out again. Here the timeout is 300 ms and
+    the items table is locked by another transaction, so the page waits until the database
+    stops it: TOO_EXPENSIVE, the field named, nothing internal shown."""
+    engine = create_async_engine(
+        async_url(app_url(admin_url)),
+        connect_args={"server_settings": {"application_name": NAME, "statement_timeout": "300"}},
+    )
+    app = create_app(engine)
+    page = "query($p: ID!) { items(projectId: $p) { nodes { id } } }"
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mneia.test") as http,
+            admin_engine.connect() as holder,
+        ):
+            await holder.execute(text("BEGIN"))
+            await holder.execute(text("LOCK TABLE items IN ACCESS EXCLUSIVE MODE"))
+            body = await post(http, world.agent.token, page, p=world.project_id)
+            await holder.execute(text("ROLLBACK"))
+            assert_nothing_internal(body, world.agent.token)
+            [error] = body["errors"]
+            assert error["extensions"]["code"] == "TOO_EXPENSIVE", error
+            assert error["message"].startswith("items: ") and "statement_timeout" in error["message"]
+            assert "errors" not in await post(http, world.agent.token, page, p=world.project_id)
+    finally:
+        await engine.dispose()

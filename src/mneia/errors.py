@@ -67,6 +67,19 @@ class LimitExceeded(MneiaError):
         )
 
 
+class TooExpensive(MneiaError):
+    """The database stopped the operation at its statement timeout: asking again the same way will
+    fail the same way, so not SERVICE_UNAVAILABLE (which says retry); ask for less."""
+
+    code = "TOO_EXPENSIVE"
+
+    def __init__(self, operation: str) -> None:
+        super().__init__(
+            f"{operation}: took longer than the database allows (statement_timeout); ask for less"
+            " (a smaller page, budget or filter)"
+        )
+
+
 class Interrupted(MneiaError):
     """A subscription that cannot go on without losing events ends, and says why (F6).
 

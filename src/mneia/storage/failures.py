@@ -13,7 +13,7 @@ import asyncpg
 import sqlalchemy.exc
 from sqlalchemy.exc import DBAPIError
 
-from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, MneiaError
+from mneia.errors import BadInput, Conflict, Forbidden, HumanRequired, MneiaError, TooExpensive
 
 INSUFFICIENT_PRIVILEGE = "42501"
 UNIQUE_VIOLATION = "23505"
@@ -21,6 +21,7 @@ CHECK_VIOLATION = "23514"
 NOT_NULL_VIOLATION = "23502"
 SERIALIZATION_FAILURE = "40001"
 DEADLOCK_DETECTED = "40P01"
+QUERY_CANCELED = "57014"
 # Classes: 08 connection exception, 53 insufficient resources, 57 operator intervention
 # (admin shutdown, crash shutdown, cannot connect now), 58 system error.
 UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
@@ -50,6 +51,8 @@ def translate(error: DBAPIError, operation: str) -> MneiaError | None:
         return Forbidden(f"{operation}: not allowed for this actor")
     if state == UNIQUE_VIOLATION:
         return Conflict(f"{operation}: conflicts with an existing record", constraint=constraint_name(error))
+    if timed_out(error):
+        return TooExpensive(operation)
     if state in (SERIALIZATION_FAILURE, DEADLOCK_DETECTED):
         return Conflict(f"{operation}: lost a race with a concurrent write; retry")
     if state in (CHECK_VIOLATION, NOT_NULL_VIOLATION):
@@ -69,6 +72,13 @@ def unavailable(error: BaseException) -> bool:
         return True
     state = sqlstate(error)
     if state is not None:
-        return state.startswith(UNAVAILABLE_CLASSES)
+        return state.startswith(UNAVAILABLE_CLASSES) and not timed_out(error)
     cause = getattr(error, "orig", None) or error.__cause__
     return cause is not None and cause is not error and unavailable(cause)
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether the database stopped the statement at its ``statement_timeout`` (57014, the same
+    state as a cancel request, told apart by PostgreSQL's message)."""
+    original = getattr(error, "orig", error)
+    return sqlstate(error) == QUERY_CANCELED and "statement timeout" in str(original)
