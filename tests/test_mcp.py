@@ -253,6 +253,33 @@ async def test_the_project_comes_from_the_configuration(base: str, api: Api, wor
 # --- the tools' answers ---------------------------------------------------------------------------
 
 
+async def test_issue_21_supersede_item_replaces_a_team_or_workspace_item_at_its_scope(
+    base: str, api: Api, world: World
+) -> None:
+    """The tool had no scope and asked for PROJECT, narrower than a WORKSPACE item: every such
+    replacement was refused. The replacement now takes the target's scope unless one is given."""
+    async with http_client(base, world.agent.token) as client:
+        wide = item_id(
+            await call(client, "assert_item", kind="FACT", statement="Payday is the 25th", scope="WORKSPACE")
+        )
+        replaced = await call(
+            client, "supersede_item", target_id=wide, statement="Payday is the 28th", reason="HR"
+        )
+        assert replaced.startswith("Replaced.\nnow: ")
+        new = replaced.splitlines()[1].rsplit(" — id ", 1)[1]
+        found = await api.run(world.agent.token, "query($i: ID!) { item(id: $i) { scope } }", i=new)
+        assert found["item"]["scope"] == "WORKSPACE"
+        narrower = await refused(
+            client,
+            "supersede_item",
+            target_id=new,
+            statement="Payday is the 27th",
+            reason="HR",
+            scope="PROJECT",
+        )
+        assert narrower.startswith("BAD_USER_INPUT: input.replacement.scope: is narrower"), narrower
+
+
 async def test_r7_r8_supersede_dispute_verify_retire(base: str, api: Api, world: World) -> None:
     async with http_client(base, world.agent.token) as client:
         old = item_id(await call(client, "assert_item", kind="FACT", statement="Payouts run daily"))

@@ -38,7 +38,7 @@ mutation ($input: AssertItemInput!) {
 """
 
 KIND = """
-query ($id: ID!) { item(id: $id) { kind } }
+query ($id: ID!) { item(id: $id) { kind scope } }
 """
 
 SUPERSEDE = """

@@ -265,20 +265,25 @@ class Mneia:
         kind: Kind | None = None,
         details: str | None = None,
         basis: str | None = None,
+        scope: Scope | None = None,
     ) -> str:
         """Replace an item with a new statement, saying why. The old item stays, marked superseded, so
         nobody proposes it again. A human's ruling is not replaced by you: the replacement waits, pending,
-        for a human to confirm. kind defaults to the target's."""
+        for a human to confirm. kind and scope default to the target's (a replacement is never seen by
+        fewer people than what it replaces)."""
         api = self.backend.api()
         project = await self.project(api)
-        if kind is None:
+        if kind is None or scope is None:
             target = (await api.run(operations.KIND, {"id": target_id}))["item"]
             if target is None:
                 raise ApiError("NOT_FOUND", f"item {target_id} not found")
-            kind = target["kind"]
+            kind = kind or target["kind"]
+            scope = scope or target["scope"]
 
         async def write(session: str) -> dict[str, Any]:
-            replacement = self.assertion(project, session, str(kind), statement, details=details, basis=basis)
+            replacement = self.assertion(
+                project, session, str(kind), statement, details=details, basis=basis, scope=scope
+            )
             change = {"targetId": target_id, "replacement": replacement, "reason": reason}
             return await api.run(operations.SUPERSEDE, {"input": change})
 
