@@ -67,7 +67,7 @@ async def mixed(api: Api) -> Mixed:
                 "projectId": project_id,
                 "client": {"tool": tool, "version": version},
                 "externalId": f"ext-{number}",
-                "deepLink": f"resume {number}" if number == 0 else None,
+                "deepLink": f"codex resume s-{number}" if number == 0 else None,
             },
         )
         agents.append(agent)
