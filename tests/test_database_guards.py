@@ -37,6 +37,7 @@ from tests.support import (
     INSUFFICIENT_PRIVILEGE,
     MAKE_LOAD_BEARING,
     as_caller,
+    authenticate,
     confirmed_item,
     constraint_of,
     item_record,
@@ -597,3 +598,81 @@ async def test_r2_r7_the_audience_rule_is_the_same_in_python_and_in_the_database
             {"before": row(*before), "after": row(*after)},
         )
     assert in_database is keeps_audience(target, replacement, after[2])
+
+
+# --- no half-written structure survives a transaction (issue 21) --------------------------------
+
+
+async def commit_as(
+    engine: AsyncEngine, who: Who, *statements: tuple[str, dict[str, Any]]
+) -> DBAPIError | None:
+    """Run ``statements`` as ``who`` and commit; the error the commit (or a statement) raised, if any."""
+    async with engine.connect() as connection:
+        await connection.begin()
+        try:
+            await authenticate(connection, who)
+            for sql, params in statements:
+                await connection.execute(text(sql), params)
+            await connection.commit()
+        except DBAPIError as error:
+            await connection.rollback()
+            return error
+    return None
+
+
+async def status_of(api: Api, item_id: str) -> str:
+    return str(
+        (await rows(api.admin_engine, "SELECT status FROM items WHERE id = :i", i=item_id))[0]["status"]
+    )
+
+
+async def test_issue_21_a_successor_commits_only_with_its_item_superseded(
+    api: Api, engine: AsyncEngine, ground: Ground
+) -> None:
+    """The reproduction: as mneia_app bound to its own token, an agent wrote a successor of its own
+    ACTIVE item and left the item ACTIVE; every rehydrate of the project then failed. Refused at
+    commit now, naming the rule, and nothing is written; with the item marked in the same
+    transaction, it commits (the control)."""
+    agent = ground.world.agent
+    half = new_item(ground, agent.id, replaces=ground.agents, reason="v2")
+    error = await commit_as(engine, agent, (INSERT_ITEM, half))
+    assert error is not None and sqlstate(error) == CHECK_VIOLATION, error
+    assert constraint_of(error) == "items_successor_supersedes", error
+    assert await rows(api.admin_engine, "SELECT id FROM items WHERE id = :i", i=half["id"]) == []
+    whole = new_item(ground, agent.id, replaces=ground.agents, reason="v2")
+    assert (
+        await commit_as(engine, agent, (INSERT_ITEM, whole), (SUPERSEDE_MARK, {"item": ground.agents}))
+        is None
+    )
+    assert await status_of(api, ground.agents) == "SUPERSEDED"
+
+
+async def test_issue_21_a_disputed_item_commits_only_with_an_open_dispute_naming_it(
+    api: Api, engine: AsyncEngine, ground: Ground
+) -> None:
+    """An agent set its own item DISPUTED with no dispute, after which nobody could confirm or
+    resolve it; a human resolving the dispute by hand could leave its item DISPUTED with none open.
+    Both are refused at commit; the controls (the mark with its dispute; a resolution that settles
+    the item) commit."""
+    world = ground.world
+    error = await commit_as(engine, world.agent, (DISPUTE_MARK, {"item": ground.agents}))
+    assert error is not None and constraint_of(error) == "items_disputed_by_dispute", error
+    assert await status_of(api, ground.agents) == "ACTIVE"
+    raise_dispute = (
+        "INSERT INTO disputes (workspace_id, id, project_id, item_id, contested_id, raised_by)"
+        " VALUES (:ws, gen_random_uuid(), :project, :item, :contested, mneia_actor())"
+    )
+    params = {"ws": world.workspace_id, "project": world.project_id, "contested": ground.confirmed}
+    marked = (DISPUTE_MARK, {"item": ground.agents}), (raise_dispute, {**params, "item": ground.agents})
+    assert await commit_as(engine, world.agent, *marked) is None
+    assert await status_of(api, ground.agents) == "DISPUTED"
+
+    resolve = (
+        "UPDATE disputes SET status = 'RESOLVED', resolved_by = mneia_actor(), resolved_at = now(),"
+        " kept_item_id = contested_id WHERE item_id = :item"
+    )
+    error = await commit_as(engine, world.human, (resolve, {"item": ground.disputed}))
+    assert error is not None and constraint_of(error) == "items_disputed_by_dispute", error
+    settled = (resolve, {"item": ground.disputed}), (RETIRE, {"item": ground.disputed})
+    assert await commit_as(engine, world.human, *settled) is None
+    assert await status_of(api, ground.disputed) == "RETIRED"

@@ -276,6 +276,68 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
 CREATE TRIGGER items_guard BEFORE INSERT OR UPDATE ON items
   FOR EACH ROW EXECUTE FUNCTION public.mneia_items_guard();
 
+-- No half-written structure survives a transaction (issue 21): checked at commit,
+-- on the rows as they stand then. A successor's item is SUPERSEDED by the end of
+-- the transaction that writes the successor (else every reader of the chain meets
+-- a replacement of an item still ACTIVE); a DISPUTED item has an open dispute
+-- naming it, whoever can see it (else nobody can confirm or resolve it). The
+-- administrator's bulk tools are trusted, as by every guard.
+CREATE FUNCTION public.mneia_items_whole() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    now_item public.items;
+  BEGIN
+    IF public.mneia_trusted_session() THEN
+      RETURN NULL;
+    END IF;
+    SELECT i.* INTO now_item FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.id;
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
+    IF now_item.supersedes_id IS NOT NULL AND NOT EXISTS (
+         SELECT 1 FROM public.items t
+         WHERE t.workspace_id = now_item.workspace_id AND t.id = now_item.supersedes_id
+           AND t.status = 'SUPERSEDED') THEN
+      PERFORM public.mneia_disallow('the item a successor replaces is SUPERSEDED in the same transaction',
+                                    'items_successor_supersedes');
+    END IF;
+    IF now_item.status = 'DISPUTED'
+       AND NOT public.mneia_open_disputes(now_item.workspace_id, now_item.id) THEN
+      PERFORM public.mneia_disallow('a DISPUTED item has an open dispute naming it', 'items_disputed_by_dispute');
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+
+CREATE CONSTRAINT TRIGGER items_whole AFTER INSERT OR UPDATE OF status ON items
+  DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_items_whole();
+
+-- The same, from the dispute's side: a dispute resolved leaves its item DISPUTED only
+-- while another open dispute names it.
+CREATE FUNCTION public.mneia_disputes_whole() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    IF public.mneia_trusted_session() THEN
+      RETURN NULL;
+    END IF;
+    IF EXISTS (SELECT 1 FROM public.items i
+               WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.item_id AND i.status = 'DISPUTED')
+       AND NOT public.mneia_open_disputes(NEW.workspace_id, NEW.item_id) THEN
+      PERFORM public.mneia_disallow('a DISPUTED item has an open dispute naming it', 'items_disputed_by_dispute');
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+
+CREATE CONSTRAINT TRIGGER disputes_whole AFTER UPDATE OF status ON disputes
+  DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_disputes_whole();
+
 CREATE FUNCTION public.mneia_proposals_guard() RETURNS trigger
   LANGUAGE plpgsql
   SET search_path = pg_catalog, public, pg_temp
