@@ -23,7 +23,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from mneia.http.transport import server_options
+from mneia.http.transport import Edge, server_options
 
 CLI = [sys.executable, "-c", "from mneia.cli import main; main()"]
 CLIENTS = Path(__file__).resolve().parent / "clients"
@@ -108,16 +108,18 @@ READY = PATIENCE  # seconds uvicorn may take to start or stop
 
 
 @asynccontextmanager
-async def uvicorn_serving(app: Starlette) -> AsyncIterator[int]:
+async def uvicorn_serving(app: Starlette, edge: Edge | None = None) -> AsyncIterator[int]:
     """``app`` served by uvicorn in this event loop on a free local port (yielded) until the block ends.
 
     For what needs real sockets (graphql-transport-ws) but the test's own
-    objects too (the app's notification hub, its engine).
+    objects too (the app's notification hub, its engine). ``edge``: the
+    connection limits, else the environment's.
     """
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning", **server_options()))
+    options = server_options(edge)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning", **options))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(READY):
