@@ -458,6 +458,44 @@ async def test_r15_a_connection_without_a_known_token_is_refused(world: World, s
     assert await refused_with(served.url, {"Authorization": world.agent.token + "x"}, {}) == 4403
 
 
+async def test_issue_21_one_token_holds_at_most_so_many_subscriptions_open(
+    api: Api, world: World, served: Served
+) -> None:
+    """3,000 subscriptions were accepted on one token. Past ``maxSubscriptionsPerToken`` (500 by
+    default, 2 here) one more is refused, naming the limit; another token is not counted with it,
+    and a subscription that ends frees its place."""
+    served.hub.per_holder = 2
+    try:
+        async with (
+            opened(served.url, world.agent.token) as sock,
+            opened(served.url, world.human.token) as other,
+        ):
+            first = await sock.subscribe(DISPUTE_RAISED, p=world.project_id)
+            await sock.subscribe(PROPOSAL_RAISED, p=world.project_id)
+            await served.subscribed(2)
+            third = await sock.subscribe(DISPUTE_RAISED, p=world.project_id)
+            refused = await sock.message(third)
+            assert refused["type"] == "next" and refused["payload"]["data"] is None, refused
+            (error,) = refused["payload"]["errors"]
+            assert error["extensions"] == {
+                "code": "BAD_USER_INPUT",
+                "limit": "maxSubscriptionsPerToken",
+                "value": 3,
+                "maximum": 2,
+            }, error
+            theirs = await other.subscribe(DISPUTE_RAISED, p=world.project_id)
+            await served.subscribed(3)
+            await sock.ws.send(json.dumps({"id": first, "type": "complete"}))
+            await served.subscribed(2)
+            again = await sock.subscribe(DISPUTE_RAISED, p=world.project_id)
+            await served.subscribed(3)
+            dispute_id = await dispute_in(api, world.agent.token, world.project_id)
+            assert (await sock.data(again))["disputeRaised"]["id"] == dispute_id
+            assert (await other.data(theirs))["disputeRaised"]["id"] == dispute_id
+    finally:
+        served.hub.per_holder = None
+
+
 async def test_r15_token_in_the_handshake_header_works(api: Api, world: World, served: Served) -> None:
     async with opened(served.url, world.human.token, in_header=True) as sock:
         op = await sock.subscribe(DISPUTE_RAISED, p=world.project_id)

@@ -121,7 +121,9 @@ def create_app(
     """The whole application. ``workers_dir``: one worker of several's, where each listens on a
     Unix socket of its own (mcp.affinity)."""
     settings = settings or Settings.from_env()
-    hub = Hub(engine.url.render_as_string(hide_password=False))
+    hub = Hub(
+        engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
+    )
     graphql = MneiaGraphQL(engine, hub, settings)
     probes = Probes(engine)
     mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir)

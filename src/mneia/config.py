@@ -43,6 +43,8 @@ def app_url(admin_url: str, password: str | None = None) -> str:
 
 DEFAULT_PERSISTED_QUERY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN = 500
+"""Subscriptions one token may hold open in one server process (a dashboard needs a few)."""
 """The largest request body read (http.limits): 200 items of 20,000 characters fit in it."""
 _ORIGIN = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?")
 
@@ -59,10 +61,15 @@ def cors_origins(value: str | None) -> tuple[str, ...]:
 
 
 def byte_count(name: str, value: str | None, default: int) -> int:
+    return positive_count(name, value, default, "bytes")
+
+
+def positive_count(name: str, value: str | None, default: int, of: str = "") -> int:
     if not value:
         return default
     if not value.isdigit() or int(value) <= 0:
-        raise ValueError(f"{name}: expected a positive number of bytes, got {value!r}")
+        unit = f" of {of}" if of else ""
+        raise ValueError(f"{name}: expected a positive number{unit}, got {value!r}")
     return int(value)
 
 
@@ -79,6 +86,7 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     persisted_query_bytes: int = DEFAULT_PERSISTED_QUERY_BYTES
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_subscriptions_per_token: int = DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -96,6 +104,11 @@ class Settings:
             ),
             max_body_bytes=byte_count(
                 "MNEIA_MAX_BODY_BYTES", env.get("MNEIA_MAX_BODY_BYTES"), DEFAULT_MAX_BODY_BYTES
+            ),
+            max_subscriptions_per_token=positive_count(
+                "MNEIA_MAX_SUBSCRIPTIONS_PER_TOKEN",
+                env.get("MNEIA_MAX_SUBSCRIPTIONS_PER_TOKEN"),
+                DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN,
             ),
         )
 

@@ -36,7 +36,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import strawberry
 
-from mneia.errors import Interrupted, NotFound
+from mneia.errors import Interrupted, LimitExceeded, NotFound
 from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
 from mneia.schema.dispute import Dispute
@@ -165,7 +165,13 @@ async def _announced(
             shown = await token.presented(tx, context.token() or "")
             presented = str(shown.id if shown is not None else None)
             assert channel is not None, "an authenticated transaction knows its workspace's channel"
-            inbox = await stack.enter_async_context(hub.subscription(channel))
+            try:
+                inbox = await stack.enter_async_context(hub.subscription(channel, context.token_digest()))
+            except notification.TooMany as too_many:
+                open_now = too_many.limit
+                raise LimitExceeded(
+                    "subscriptions of this token", open_now + 1, "maxSubscriptionsPerToken", open_now
+                ) from None
             # Read once the hub listens: what is numbered above this is announced, or caught up.
             seen = _Seen(await notification.high_water(tx))
 

@@ -19,6 +19,7 @@ LISTENing again) after a failure. What must stay true (F6):
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -121,12 +122,23 @@ def _dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+class TooMany(Exception):
+    """A holder asked for one subscription more than the hub lets it have open."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"{limit} subscriptions open already")
+        self.limit = limit
+
+
 class Hub:
     """Listens on a channel while anyone subscribes to it; closes when the last subscriber leaves."""
 
-    def __init__(self, url: str, queue_size: int = QUEUE_SIZE) -> None:
+    def __init__(self, url: str, queue_size: int = QUEUE_SIZE, per_holder: int | None = None) -> None:
         self._dsn = _dsn(url)
         self.queue_size = queue_size  # of each inbox that joins from now on
+        self.per_holder = per_holder
+        """How many subscriptions one holder (a token, by digest) may have open at once; None: any."""
+        self._held: collections.Counter[str] = collections.Counter()
         self._channels: dict[str, set[Inbox]] = {}
         self._connection: asyncpg.Connection | None = None
         self._connected = asyncio.Event()
@@ -138,14 +150,24 @@ class Hub:
         return sum(len(inboxes) for inboxes in self._channels.values())
 
     @contextlib.asynccontextmanager
-    async def subscription(self, name: str) -> AsyncIterator[Inbox]:
-        """An inbox of every announcement on ``name`` from the moment the hub listens to it."""
-        inbox = Inbox(self.queue_size)
-        await self._join(name, inbox)
+    async def subscription(self, name: str, holder: str = "") -> AsyncIterator[Inbox]:
+        """An inbox of every announcement on ``name`` from the moment the hub listens to it.
+
+        TooMany when ``holder`` has ``per_holder`` subscriptions open already."""
+        if self.per_holder is not None and self._held[holder] >= self.per_holder:
+            raise TooMany(self.per_holder)
+        self._held[holder] += 1
         try:
-            yield inbox
+            inbox = Inbox(self.queue_size)
+            await self._join(name, inbox)
+            try:
+                yield inbox
+            finally:
+                await self._leave(name, inbox)
         finally:
-            await self._leave(name, inbox)
+            self._held[holder] -= 1
+            if not self._held[holder]:
+                del self._held[holder]
 
     async def resumed(self, within: float = RESUME_SECONDS) -> None:
         """Return once the hub listens again after an interruption; TimeoutError if not ``within`` seconds."""
