@@ -37,6 +37,7 @@ from tests.graphql import Api, World
 from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review
 from tests.live import uvicorn_serving
 from tests.support import changed_tables, database_state
+from tests.test_api_tokens import CREATE_TOKEN
 
 
 @pytest.fixture
@@ -141,6 +142,41 @@ async def test_r3_an_agent_cookie_set_by_hand_is_refused_and_dropped(browser: Br
         'mneia_inbox=""' in set_cookie(page, "mneia_inbox")
         or "max-age=0" in set_cookie(page, "mneia_inbox").lower()
     )
+
+
+async def test_issue_21_a_persons_api_token_set_as_the_cookie_opens_nothing(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """A human's raw API token worked as the inbox cookie, and signing out then revoked nothing.
+    Only a token a sign-in minted, under its own id, opens a session; the cookie is dropped."""
+    spare = (await api.run(world.human.token, CREATE_TOKEN, a=world.human.id))["createToken"]
+    for value in (world.human.token, f"{world.human.token}.{spare['issued']['id']}", spare["token"]):
+        browser.client.cookies.set("mneia_inbox", value, domain="mneia.test", path="/inbox")
+        page = await browser.client.get("/inbox")
+        assert page.status_code == 401 and "holds no inbox session" in page.text, value
+        assert "Signed in as" not in page.text
+        assert (
+            'mneia_inbox=""' in set_cookie(page, "mneia_inbox")
+            or "max-age=0" in set_cookie(page, "mneia_inbox").lower()
+        )
+    assert (await api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
+
+
+async def test_issue_21_signing_out_revokes_exactly_the_token_the_cookie_holds(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """Sign-out revoked the token id written in the cookie, not the token it authenticates with: a
+    cookie naming another of the person's tokens revoked that one and left the session's alive."""
+    await browser.sign_in(world.human.token)
+    secret, _ = session_of(browser)
+    spare = (await api.run(world.human.token, CREATE_TOKEN, a=world.human.id))["createToken"]
+    forged = f"{secret}.{spare['issued']['id']}"
+    browser.client.cookies.set("mneia_inbox", forged, domain="mneia.test", path="/inbox")
+    signed_out = await browser.post("/inbox/sign-out", {"csrf": csrf_for(secret)})
+    assert signed_out.status_code == 303
+    refused = await api.post(secret, "{ me { id } }")
+    assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert (await api.run(spare["token"], "{ me { id } }"))["me"]["id"] == world.human.id
 
 
 async def test_inbox_unknown_token_and_missing_csrf_are_refused(browser: Browser, world: World) -> None:

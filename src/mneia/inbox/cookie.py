@@ -59,11 +59,6 @@ def signed_in(request: Request) -> tuple[str, str | None] | None:
     return (secret, token_id or None) if separator and secret else (value, None)
 
 
-def signed_in_token(request: Request) -> str | None:
-    found = signed_in(request)
-    return found[0] if found is not None else None
-
-
 def csrf_for(token: str) -> str:
     """The CSRF token of a session: an HMAC keyed by its bearer token, so it cannot be forged without it."""
     return hmac.new(token.encode(), _LABEL, hashlib.sha256).hexdigest()

@@ -36,12 +36,13 @@ fragment Entry on Item {
 }
 """
 
-ME = "query InboxMe { me { id name kind } projects { id name } }"
+ME = "query InboxMe { me { id name kind } projects { id name } currentToken { id createdAt expiresAt } }"
 # Who signs in, and when the pasted token expires: a sign-in's own token lasts no longer (inbox.cookie).
 SIGNING_IN = "query InboxSigningIn { me { id name kind } currentToken { expiresAt } }"
 OPEN_SESSION = """mutation InboxSignIn($me: ID!, $until: DateTime!) {
   createToken(actorId: $me, expiresAt: $until) { token issued { id } } }"""
 CLOSE_SESSION = "mutation InboxSignOut($id: ID!) { revokeToken(id: $id) { id } }"
+PRESENTED = "query InboxPresented { currentToken { id } }"
 
 PROPOSALS = (
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -33,6 +33,7 @@ from mneia.inbox.operation import (
     ME,
     ONE_AT_A_TIME,
     OPEN_SESSION,
+    PRESENTED,
     PROPOSALS,
     SHOWN,
     SIGNING_IN,
@@ -132,17 +133,40 @@ class Inbox:
 
     async def person(self, request: Request) -> Person:
         """The signed-in human, or Refused with the sign-in page (the cookie dropped when it is no good)."""
-        token = cookie.signed_in_token(request)
-        if token is None:
+        session = cookie.signed_in(request)
+        if session is None:
             raise Refused(sign_in_page(request))
+        token, named = session
         answer = await self.api.run(token, ME)
-        refusal = self._refusal(answer)
+        refusal = self._refusal(answer) or self._not_a_session(answer, named)
         if refusal is not None:
             response = sign_in_page(request, *refusal)
             cookie.forget(response, request, cookie.SESSION)
             raise Refused(response)
         assert answer.data is not None
         return Person(token, answer.data["me"], answer.data["projects"])
+
+    @staticmethod
+    def _not_a_session(answer: Outcome, named: str | None) -> tuple[int, str] | None:
+        """Why the cookie is not an inbox session (issue 21), or None: the cookie holds only the token
+        a sign-in minted, under its own id, and that lasts at most ``SESSION_LIFETIME``. A person's
+        API token set as the cookie by hand is refused, so that a copy of the cookie is never worth
+        a long-lived token and signing out always revokes what the cookie holds."""
+        assert answer.data is not None
+        current = answer.data.get("currentToken") or {}
+        expires = current.get("expiresAt")
+        created = current.get("createdAt")
+        lasts = (
+            datetime.fromisoformat(expires) - datetime.fromisoformat(created) if expires and created else None
+        )
+        # A minute of slack: the sign-in names the end by this process's clock, the database the start.
+        if (
+            named != current.get("id")
+            or lasts is None
+            or lasts > cookie.SESSION_LIFETIME + timedelta(minutes=1)
+        ):
+            return 401, "That cookie holds no inbox session; sign in with your token."
+        return None
 
     @staticmethod
     def _refusal(answer: Outcome) -> tuple[int, str] | None:
@@ -196,10 +220,12 @@ class Inbox:
         session = cookie.signed_in(request)
         if session is None or not cookie.sent_with(request, form, cookie.csrf_for(session[0])):
             return Response("the form expired or came from another site", status_code=403)
-        token, token_id = session
-        if token_id is not None:
-            # The session's token ends with the session: a copy of the cookie is worth nothing now.
-            await self.api.run(token, CLOSE_SESSION, {"id": token_id})
+        token = session[0]
+        # The session's token ends with the session: a copy of the cookie is worth nothing now.
+        # Exactly the token the cookie authenticates with, whatever id the cookie names.
+        presented = await self.api.run(token, PRESENTED)
+        if presented.ok and presented.data is not None:
+            await self.api.run(token, CLOSE_SESSION, {"id": presented.data["currentToken"]["id"]})
         response = see_other(cookie.PATH)
         cookie.forget(response, request, cookie.SESSION)
         return response
