@@ -171,6 +171,33 @@ async def test_r1_the_server_role_cannot_reach_the_key_or_what_seals_a_context(
     assert "permission denied" in str(caught.value.orig)
 
 
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT lo_create(0)",
+        "SELECT lo_from_bytea(0, 'x')",
+        "SELECT pg_advisory_lock(21)",
+        "SELECT pg_try_advisory_xact_lock(21)",
+        "SELECT pg_notify('any channel', 'hello')",
+        "SELECT n_live_tup FROM pg_stat_user_tables",
+        "SELECT pg_stat_get_live_tuples('items'::regclass)",
+        "SELECT heap_blks_read FROM pg_statio_user_tables",
+    ],
+)
+@pytest.mark.parametrize("bound", [True, False], ids=["bound", "nobody"])
+async def test_issue_21_the_server_role_has_none_of_postgresqls_extras(
+    engine: AsyncEngine, stocked: World, statement: str, bound: bool
+) -> None:
+    """As mneia_app, pg_stat_user_tables showed every tenant's row counts, and large objects,
+    advisory locks and pg_notify on any channel were allowed (migration 0012 revokes them from
+    PUBLIC when a superuser migrates, as here). The announcements still reach their subscribers:
+    the owner keeps pg_notify (tests/test_subscriptions.py)."""
+    async with as_caller(engine, stocked.agent) if bound else as_nobody(engine) as connection:
+        with pytest.raises(DBAPIError) as caught:
+            await connection.execute(text(statement))
+    assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
+
+
 # --- shadowing -------------------------------------------------------------------------------------
 
 # Created inside the test's transaction (so they vanish with its rollback, and

@@ -46,3 +46,45 @@ BEGIN
   END IF;
 END
 $$;
+-- What mneia_app does not need of PostgreSQL's own (issue 21): every role of a
+-- database may, by default, create large objects, take advisory locks, notify
+-- any channel, and read every table's row counts (pg_stat_*), which here are
+-- all tenants' together. Revoked from PUBLIC in this database; the owner keeps
+-- pg_notify, which its announcement trigger sends. Only a superuser may change
+-- these grants; an administrator who is not one leaves them as they are (a
+-- NOTICE says so). What cannot be revoked: LISTEN and NOTIFY as statements (a
+-- channel's name is a keyed hash, R15), pg_class.reltuples (every client's
+-- catalogue needs pg_class), and pg_stat_activity's own-session rows.
+DO $$
+DECLARE
+  granted regprocedure;
+  shown text;
+BEGIN
+  IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+    RAISE NOTICE 'not a superuser: large objects, advisory locks, pg_notify and table statistics stay open to every role';
+    RETURN;
+  END IF;
+  FOR granted IN
+    SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+    WHERE p.pronamespace = 'pg_catalog'::regnamespace
+      AND (p.proname IN ('lo_create', 'lo_creat', 'lo_from_bytea', 'lo_open', 'lo_put', 'lo_get',
+                         'lo_unlink', 'lo_import', 'lo_export', 'lo_truncate', 'lo_truncate64',
+                         'lowrite', 'loread', 'pg_notify')
+           OR p.proname LIKE 'pg\_advisory\_%' OR p.proname LIKE 'pg\_try\_advisory\_%'
+           OR (p.proname LIKE 'pg\_stat\_get\_%' AND p.pronargs = 1
+               AND p.proargtypes[0] = 'pg_catalog.oid'::pg_catalog.regtype))
+  LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', granted);
+  END LOOP;
+  FOREACH shown IN ARRAY ARRAY['pg_stat_all_tables', 'pg_stat_user_tables', 'pg_stat_sys_tables',
+                                'pg_stat_xact_all_tables', 'pg_stat_xact_user_tables',
+                                'pg_stat_xact_sys_tables', 'pg_statio_all_tables',
+                                'pg_statio_user_tables', 'pg_statio_sys_tables', 'pg_stat_all_indexes',
+                                'pg_stat_user_indexes', 'pg_stat_sys_indexes', 'pg_statio_all_indexes',
+                                'pg_statio_user_indexes', 'pg_statio_sys_indexes']
+  LOOP
+    EXECUTE format('REVOKE SELECT ON pg_catalog.%I FROM PUBLIC', shown);
+  END LOOP;
+  GRANT EXECUTE ON FUNCTION pg_catalog.pg_notify(text, text) TO mneia_owner;
+END
+$$;
