@@ -80,3 +80,25 @@ async def world(api: Api) -> Any:
 
 
 __all__ = ["workspace"]
+
+
+SLOW_MODULES = {
+    "test_cli",
+    "test_real_clients",
+    "test_mcp_clients",
+    "test_mcp_config",
+    "test_graphiql",
+    "test_inbox_browser",
+    "test_graphql_http_audit",
+    "test_edge",
+    "test_input_matrix",
+}
+"""Modules whose tests start ``mneia serve``, a browser, the Node clients or other programs, or run
+schema-wide fuzzing: ``pytest -m "not slow"`` leaves them out (README, Install and test)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
