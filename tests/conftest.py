@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,8 +26,17 @@ from tests.database import scratch_database, server_url
 from tests.graphql import Api
 
 
+def _interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[str]:
+    # A run killed with SIGTERM or a closed terminal (SIGHUP) stops as Ctrl-C does, so that
+    # the session's teardown runs and the embedded server stops with it (issue 21: a killed
+    # run left it running). SIGKILL leaves nothing to run.
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _interrupted)
     # Not under pytest's basetemp: pytest prunes old basetemps, which would pull
     # the data directory from under a concurrent run's embedded server.
     scratch = Path(tempfile.mkdtemp(prefix="mneia-pg-"))

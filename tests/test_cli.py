@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import shutil
 import signal
 import socket
@@ -473,3 +474,30 @@ async def test_serve_workers_keep_an_mcp_session_whatever_connection_its_request
         assert client.post(listing, session="../../etc.passwd").status_code == 404
     sessions = await rows(api.admin_engine, SAID_OVER_FRESH_CONNECTIONS, project=world.project_id)
     assert [(row["tool"], row["version"]) for row in sessions] == [("claude-code", "2.1.3")], sessions
+
+
+def test_issue_21_a_test_run_killed_with_sigterm_stops_its_embedded_postgresql(tmp_path: Path) -> None:
+    """Killing the run left the tests' embedded PostgreSQL running. The suite now stops on SIGTERM as
+    on Ctrl-C: the session's teardown runs and the server stops with it."""
+    env = {k: v for k, v in os.environ.items() if k != "MNEIA_TEST_DATABASE_URL"}
+    module = str(Path(__file__).with_name("test_api_tokens.py"))
+    with (tmp_path / "run.out").open("wb") as out:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
+            env=env,
+            stdout=out,
+            stderr=out,
+        )
+        parent = psutil.Process(run.pid)
+        deadline = time.monotonic() + PATIENCE
+        servers: list[psutil.Process] = []
+        while not servers:  # wait for the embedded server to run under the test run
+            assert run.poll() is None, (tmp_path / "run.out").read_text()
+            assert time.monotonic() < deadline, "no embedded PostgreSQL started"
+            servers = [p for p in parent.children(recursive=True) if p.name() == "postgres"]
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=PATIENCE)
+    gone, alive = psutil.wait_procs(servers, timeout=PATIENCE)
+    assert alive == [], (tmp_path / "run.out").read_text()
+    assert "KeyboardInterrupt: signal 15" in (tmp_path / "run.out").read_text()
