@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
 from mneia.config import DEFAULT_MAX_BODY_BYTES, Settings
+from tests.graphql import Api, World
 from tests.live import cli_env, serving
 
 LIMIT = 64 * 1024
@@ -126,3 +127,36 @@ def test_100_mb_without_a_token_leaves_the_servers_memory_as_it_was(admin_url: s
             light = client.post("/graphql", json={"query": "{ me { id } }"})
             assert light.status_code == 401  # still answering; no token
         print(f"100 MB refused in {took:.2f} s; resident {before:.0f} -> {after:.0f} MiB")
+
+
+async def test_an_answer_past_the_response_limit_is_an_error_never_a_truncated_body(
+    engine: AsyncEngine, api: Api, world: World
+) -> None:
+    """The backstop behind the cost rule (issue 21): an answer over ``MNEIA_MAX_RESPONSE_BYTES`` is
+    not sent; the client gets RESPONSE_TOO_LARGE with the size and the limit, and a small answer
+    passes."""
+    for n in range(20):
+        await api.assert_item(
+            world.human.token, projectId=world.project_id, statement=f"Fact {n} " + "x" * 200
+        )
+    settings = dataclasses.replace(Settings.from_env(), max_response_bytes=4000)
+    app = create_app(engine, dispose_engine=False, settings=settings)
+    page = {
+        "query": "query($p: ID!) { items(projectId: $p) { nodes { statement } } }",
+        "variables": {"p": world.project_id},
+    }
+    headers = {"Authorization": f"Bearer {world.human.token}"}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://mneia.test"
+    ) as client:
+        plain = await client.post("/graphql", json=page, headers=headers)
+        assert plain.status_code == 200 and plain.json()["data"] is None
+        (error,) = plain.json()["errors"]
+        assert error["extensions"]["code"] == "RESPONSE_TOO_LARGE" and error["extensions"]["limit"] == 4000
+        assert error["extensions"]["value"] > 4000
+        strict = await client.post(
+            "/graphql", json=page, headers={**headers, "Accept": "application/graphql-response+json"}
+        )
+        assert strict.status_code == 400 and "data" not in strict.json()
+        small = await client.post("/graphql", json={"query": "{ me { id } }"}, headers=headers)
+        assert small.json() == {"data": {"me": {"id": world.human.id}}}

@@ -30,7 +30,7 @@ from websockets.typing import Subprotocol
 from graphql import get_introspection_query, parse
 from mneia.app import MneiaGraphQL, create_app
 from mneia.config import app_url
-from mneia.resolvers.cost import SLICE_WEIGHT, TOKENS_PER_UNIT, WRITE_WEIGHT, measure
+from mneia.resolvers.cost import SLICE_WEIGHT, TEXT_WEIGHT, TOKENS_PER_UNIT, WRITE_WEIGHT, measure
 from mneia.resolvers.document import DocumentCache
 from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.root import MneiaSchema, build_schema
@@ -186,7 +186,7 @@ async def test_issue_21_a_slice_weighs_its_budget_whether_inline_or_in_a_variabl
     asked = {"i": {"projectId": "x", "task": "t", "tokenBudget": 4000}}
     weighed = measure(schema, by_variable, None, asked, LIMITS.list_size).cost
     assert weighed == measure(schema, inline, None, {}, LIMITS.list_size).cost
-    assert weighed == 2 + SLICE_WEIGHT + 4000 // TOKENS_PER_UNIT
+    assert weighed == 1 + SLICE_WEIGHT + 4000 // TOKENS_PER_UNIT + TEXT_WEIGHT  # rendered: a long text
     larger = {"i": {**asked["i"], "tokenBudget": 40_000}}
     assert measure(schema, by_variable, None, larger, LIMITS.list_size).cost > 4 * weighed
     # A few slices in one document are an ordinary query (the README's walkthrough sends two).
@@ -196,6 +196,18 @@ async def test_issue_21_a_slice_weighs_its_budget_whether_inline_or_in_a_variabl
         world.agent.token, few, i={"projectId": world.project_id, "task": "t", "tokenBudget": 4000}
     )
     assert set(data) == {"a", "b"}
+
+
+async def test_issue_21_forty_full_pages_of_details_are_refused_by_cost(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    """40 aliases of ``items(first: 500) { nodes { details } }`` weighed 20,080, passed, and answered
+    180 MB while a light query stalled 6.2 s: a long text field weighs what it may hold."""
+    pages = " ".join(f"p{n}: items(projectId: $p, first: 500) {{ nodes {{ details }} }}" for n in range(40))
+    named = await refused_quickly(
+        api, engine, world.agent.token, f"query($p: ID!) {{ {pages} }}", {"p": world.project_id}
+    )
+    assert named == {"maxCost"}
 
 
 def test_issue_21_a_checkpoint_weighs_what_it_writes() -> None:

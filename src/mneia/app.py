@@ -59,6 +59,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
             allowed_origins=settings.cors_origins,
             persisted_queries=PersistedQueries(settings.persisted_query_bytes),
+            max_response_bytes=settings.max_response_bytes,
         )
         self.engine = engine
         self.hub = hub

@@ -43,6 +43,8 @@ def app_url(admin_url: str, password: str | None = None) -> str:
 
 DEFAULT_PERSISTED_QUERY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""The largest answer /graphql sends (http.view.too_large); the cost rule stops most before."""
 DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN = 500
 """Subscriptions one token may hold open in one server process (a dashboard needs a few)."""
 """The largest request body read (http.limits): 200 items of 20,000 characters fit in it."""
@@ -87,6 +89,7 @@ class Settings:
     persisted_query_bytes: int = DEFAULT_PERSISTED_QUERY_BYTES
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_subscriptions_per_token: int = DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -104,6 +107,9 @@ class Settings:
             ),
             max_body_bytes=byte_count(
                 "MNEIA_MAX_BODY_BYTES", env.get("MNEIA_MAX_BODY_BYTES"), DEFAULT_MAX_BODY_BYTES
+            ),
+            max_response_bytes=byte_count(
+                "MNEIA_MAX_RESPONSE_BYTES", env.get("MNEIA_MAX_RESPONSE_BYTES"), DEFAULT_MAX_RESPONSE_BYTES
             ),
             max_subscriptions_per_token=positive_count(
                 "MNEIA_MAX_SUBSCRIPTIONS_PER_TOKEN",

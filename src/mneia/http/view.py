@@ -27,7 +27,7 @@ from strawberry.types.graphql import OperationType
 
 from mneia.http import persisted
 from mneia.http.body import graphql_request
-from mneia.http.media import content_type, negotiated
+from mneia.http.media import JSON, content_type, negotiated
 from mneia.http.outcome import Exchange, outcome
 from mneia.http.persisted import PersistedQueries
 from mneia.http.refusal import Refusal, bad_parameter, from_strawberry
@@ -61,10 +61,29 @@ def refused(refusal: Refusal, request: Request) -> Response:
     )
 
 
+def too_large(size: int, limit: int) -> Refusal:
+    """An answer past the response limit, in place of a truncated one: nothing of it is sent. The
+    cost rule refuses most such documents before they run; this is the backstop."""
+    return Refusal(
+        400,
+        f"the answer would be {size} bytes, over the limit {limit} (MNEIA_MAX_RESPONSE_BYTES): ask for less,"
+        " with smaller pages, fewer fields or fewer aliases; what a mutation wrote stands",
+        code="RESPONSE_TOO_LARGE",
+        extensions={"limit": limit, "value": size},
+    )
+
+
 class GraphQLOverHTTP(GraphQL):
-    def __init__(self, *args: Any, persisted_queries: PersistedQueries, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        persisted_queries: PersistedQueries,
+        max_response_bytes: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.persisted_queries = persisted_queries
+        self.max_response_bytes = max_response_bytes
 
     def authenticated(self, context: Any) -> bool:
         """Whether the operation just run was authenticated; only then is its text persisted."""
@@ -161,8 +180,18 @@ class GraphQLOverHTTP(GraphQL):
         if exchange is None:  # pragma: no cover - get_sub_response always makes one
             raise TypeError("create_response needs the PendingResponse of get_sub_response")
         answer = outcome(dict(response_data), exchange)
+        encoded = self.encode_json(answer.body)
+        limit = self.max_response_bytes
+        if limit is not None and len(encoded) > limit and len(encoded.encode()) > limit:
+            said = too_large(len(encoded.encode()), limit)
+            body = {"data": None, **said.body()} if exchange.media_type == JSON else said.body()
+            return Response(
+                json.dumps(body, separators=(",", ":")),
+                status_code=200 if exchange.media_type == JSON else 400,
+                media_type=content_type(exchange.media_type),
+            )
         response = Response(
-            self.encode_json(answer.body),
+            encoded,
             status_code=sub_response.status_code or answer.status,
             headers=answer.headers,
             media_type=content_type(exchange.media_type),
