@@ -36,12 +36,12 @@ from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.root import MneiaSchema, build_schema
 from mneia.storage.database import create_engine
 from tests.graphql import Api, World
-from tests.live import uvicorn_serving
+from tests.live import PATIENCE, uvicorn_serving
 from tests.support import counted
 
 QUICKLY = 1.0  # "refused in milliseconds": generous, yet the findings' queries took 33 to 50 s
 LIGHT = "{ me { id } }"
-READY = 10.0
+READY = PATIENCE  # a bound on setup steps (a server, a websocket handshake), never waited out
 
 
 def nested(levels: list[str], leaf: str = "id") -> str:

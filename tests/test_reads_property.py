@@ -8,8 +8,9 @@ replica``: no guard, no state row, no event, no foreign key checked), as a
 broken migration, a restore or a bug elsewhere might leave them: any status
 with or without what should go with it, successors of items in any state,
 confirmations and load-bearing flags without who set them, decay without
-verification; only the table's own CHECK constraints hold. Then every read the API offers over items answers, for a
-human and an agent, with no INTERNAL_SERVER_ERROR: the page with every edge
+verification; only the table's own CHECK constraints hold. Then every read
+the API offers over items answers, for a human and an agent, with no
+INTERNAL_SERVER_ERROR: the page with every edge
 of the item graph, each item, a rehydrated slice at a small and a large
 budget, and a resumption.
 """

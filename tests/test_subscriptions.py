@@ -49,13 +49,13 @@ from mneia.storage.database import create_engine
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.notification import Hub
 from tests.graphql import Api, World
-from tests.live import CLI, cli_env, free_port, uvicorn_serving
+from tests.live import CLI, PATIENCE, cli_env, free_port, uvicorn_serving
 from tests.support import SUPERSEDE, counted, rows, supersession
 
 DELIVERY = 1.0  # R15: "within a second"
 SILENCE = 1.5  # how long a subscriber who must get nothing is watched
 SETTLE = 0.5  # after the expected events: no duplicate, no stray event
-READY = 10.0  # bound on setup steps (server start, subscription registration)
+READY = PATIENCE  # bound on setup steps (server start, subscription registration), never waited out
 PROTOCOL = Subprotocol("graphql-transport-ws")
 
 DISPUTE_RAISED = """subscription($p: ID) { disputeRaised(projectId: $p) {
