@@ -14,14 +14,18 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from graphql import GraphQLError
 from mneia.app import create_app
 from mneia.config import app_url, async_url
+from mneia.resolvers.errors import present
 from mneia.storage.database import TransactionEnded, create_engine, transaction
 from mneia.storage.token import digest
 from tests.graphql import World
@@ -193,3 +197,21 @@ async def test_issue_21_a_statement_timeout_is_too_expensive_not_retry(
             assert "errors" not in await post(http, world.agent.token, page, p=world.project_id)
     finally:
         await engine.dispose()
+
+
+def test_issue_21_a_full_disk_stays_service_unavailable() -> None:
+    """What the fault runs saw (a full disk answered SERVICE_UNAVAILABLE) stays so, beside the
+    statement timeout's own code: the same error boundary tells them apart by SQLSTATE."""
+
+    def answered(driver_error: Exception) -> str:
+        wrapped = DBAPIError("INSERT ...", None, driver_error, connection_invalidated=False)
+        error = GraphQLError("failed", original_error=wrapped, path=["assertItem"])
+        return str((present(error).extensions or {})["code"])
+
+    assert answered(asyncpg.exceptions.DiskFullError("could not extend file: No space left on device")) == (
+        "SERVICE_UNAVAILABLE"
+    )
+    timed_out = asyncpg.exceptions.QueryCanceledError("canceling statement due to statement timeout")
+    assert answered(timed_out) == "TOO_EXPENSIVE"
+    cancelled = asyncpg.exceptions.QueryCanceledError("canceling statement due to user request")
+    assert answered(cancelled) == "SERVICE_UNAVAILABLE"
