@@ -199,7 +199,7 @@ async def test_issue_21_a_statement_timeout_is_too_expensive_not_retry(
         await engine.dispose()
 
 
-def test_issue_21_a_full_disk_stays_service_unavailable() -> None:
+async def test_issue_21_a_full_disk_stays_service_unavailable() -> None:
     """What the fault runs saw (a full disk answered SERVICE_UNAVAILABLE) stays so, beside the
     statement timeout's own code: the same error boundary tells them apart by SQLSTATE."""
 
