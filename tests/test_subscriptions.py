@@ -163,6 +163,7 @@ class Served:
     url: str
     hub: Hub
     engine: AsyncEngine
+    view: MneiaGraphQL
 
     async def subscribed(self, count: int) -> None:
         """Wait until exactly ``count`` subscriptions listen on this server.
@@ -185,7 +186,7 @@ async def serving(admin_url: str) -> AsyncIterator[Served]:
     assert isinstance(graphql, MneiaGraphQL)
     try:
         async with uvicorn_serving(app) as port:
-            yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub, engine)
+            yield Served(f"ws://127.0.0.1:{port}/graphql", graphql.hub, engine, graphql)
     finally:
         await engine.dispose()
 
@@ -494,6 +495,23 @@ async def test_issue_21_one_token_holds_at_most_so_many_subscriptions_open(
             assert (await other.data(theirs))["disputeRaised"]["id"] == dispute_id
     finally:
         served.hub.per_holder = None
+
+
+async def test_issue_21_one_token_holds_at_most_so_many_websockets_open(world: World, served: Served) -> None:
+    """Past ``MNEIA_MAX_WEBSOCKETS_PER_TOKEN`` (100 by default, 2 here) one more connection is refused
+    (4403) for that token, not for another; one that closes frees its place."""
+    served.view.max_websockets_per_token = 2
+    try:
+        async with opened(served.url, world.agent.token), opened(served.url, world.agent.token):
+            assert world.agent.token
+            bearer = {"Authorization": f"Bearer {world.agent.token}"}
+            assert await refused_with(served.url, bearer, {}) == 4403
+            async with opened(served.url, world.human.token):
+                pass
+        async with opened(served.url, world.agent.token):  # the two closed: places again
+            pass
+    finally:
+        served.view.max_websockets_per_token = 100
 
 
 async def test_r15_token_in_the_handshake_header_works(api: Api, world: World, served: Served) -> None:

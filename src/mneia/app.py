@@ -8,6 +8,7 @@ the whole application so that preflights never reach a route.
 
 from __future__ import annotations
 
+import collections
 import gc
 import json
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
@@ -51,6 +53,10 @@ CORS_HEADERS = (
 )
 
 
+WEBSOCKET_HOLDER = "mneia.websocket_holder"
+"""Where a websocket's scope keeps the token it is counted under, until it closes."""
+
+
 class MneiaGraphQL(GraphQLOverHTTP):
     def __init__(self, engine: AsyncEngine, hub: Hub, settings: Settings) -> None:
         super().__init__(
@@ -63,6 +69,22 @@ class MneiaGraphQL(GraphQLOverHTTP):
         )
         self.engine = engine
         self.hub = hub
+        self.max_websockets_per_token = settings.max_websockets_per_token
+        self.websockets: collections.Counter[str] = collections.Counter()
+        """Open websocket connections by token digest, in this process."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            holder = scope.get(WEBSOCKET_HOLDER)
+            if holder is not None:
+                self.websockets[holder] -= 1
+                if self.websockets[holder] <= 0:
+                    del self.websockets[holder]
 
     def decode_json(self, data: str | bytes) -> object:
         """A websocket message is JSON under a body's rules (mneia.http.body), so one nested 1,000
@@ -94,6 +116,22 @@ class MneiaGraphQL(GraphQLOverHTTP):
                 pass
         except Unauthenticated as error:
             raise ConnectionRejectionError({"message": error.message}) from error
+        holder = context.token_digest()
+        if self.websockets[holder] >= self.max_websockets_per_token:
+            limit = self.max_websockets_per_token
+            raise ConnectionRejectionError(
+                {
+                    "message": f"this token has {limit} websocket connections open already"
+                    " (MNEIA_MAX_WEBSOCKETS_PER_TOKEN)",
+                    "extensions": {
+                        "code": "BAD_USER_INPUT",
+                        "limit": "maxWebsocketsPerToken",
+                        "maximum": limit,
+                    },
+                }
+            )
+        self.websockets[holder] += 1
+        context.request.scope[WEBSOCKET_HOLDER] = holder
         return UNSET
 
 

@@ -45,6 +45,8 @@ DEFAULT_PERSISTED_QUERY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """The largest answer /graphql sends (http.view.too_large); the cost rule stops most before."""
+DEFAULT_MAX_WEBSOCKETS_PER_TOKEN = 100
+"""Websocket connections one token holds open in one server process."""
 DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN = 500
 """Subscriptions one token may hold open in one server process (a dashboard needs a few)."""
 """The largest request body read (http.limits): 200 items of 20,000 characters fit in it."""
@@ -89,6 +91,7 @@ class Settings:
     persisted_query_bytes: int = DEFAULT_PERSISTED_QUERY_BYTES
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_subscriptions_per_token: int = DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN
+    max_websockets_per_token: int = DEFAULT_MAX_WEBSOCKETS_PER_TOKEN
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     @classmethod
@@ -110,6 +113,11 @@ class Settings:
             ),
             max_response_bytes=byte_count(
                 "MNEIA_MAX_RESPONSE_BYTES", env.get("MNEIA_MAX_RESPONSE_BYTES"), DEFAULT_MAX_RESPONSE_BYTES
+            ),
+            max_websockets_per_token=positive_count(
+                "MNEIA_MAX_WEBSOCKETS_PER_TOKEN",
+                env.get("MNEIA_MAX_WEBSOCKETS_PER_TOKEN"),
+                DEFAULT_MAX_WEBSOCKETS_PER_TOKEN,
             ),
             max_subscriptions_per_token=positive_count(
                 "MNEIA_MAX_SUBSCRIPTIONS_PER_TOKEN",
