@@ -7,12 +7,14 @@ graphql-ws), installed from tests/clients/package-lock.json.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -91,15 +93,41 @@ def serving(
                     process.wait()
 
 
+def interruptible(
+    command: list[str], *, cwd: Path | None = None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` that Ctrl-C (or SIGTERM, tests/conftest.py) stops at once, with everything the
+    command started: it runs in a process group of its own, waited for in short steps so that the
+    interrupt is raised between them, and the whole group is killed on the way out (issue 21: Ctrl-C
+    was ignored three times while ``npm ci`` ran). Its output is kept in files, not pipes, so that
+    nothing it left behind can hold the wait."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(
+            command, cwd=cwd, stdout=out, stderr=err, text=True, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        try:
+            while process.poll() is None:
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(command, timeout)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=0.2)
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # what it started, whether it ended or not
+            process.wait()
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
+
+
 def node_clients() -> str:
     """The node executable, with tests/clients installed; skips the test when node or npm is missing."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("the Node clients need node and npm (Debian: apt-get install nodejs npm)")
     if not (CLIENTS / "node_modules" / ".package-lock.json").is_file():
-        installed = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENTS, capture_output=True, text=True, timeout=300
-        )
+        installed = interruptible([npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENTS, timeout=PATIENCE)
         assert installed.returncode == 0, f"npm ci in {CLIENTS} failed:\n{installed.stderr}"
     return node
 

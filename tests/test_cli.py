@@ -501,3 +501,32 @@ def test_issue_21_a_test_run_killed_with_sigterm_stops_its_embedded_postgresql(t
     gone, alive = psutil.wait_procs(servers, timeout=PATIENCE)
     assert alive == [], (tmp_path / "run.out").read_text()
     assert "KeyboardInterrupt: signal 15" in (tmp_path / "run.out").read_text()
+
+
+INTERRUPTED = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.live import interruptible
+print("started", flush=True)
+interruptible(["sh", "-c", "sleep 300 & echo $! > {pid_file}; wait"], timeout=600)
+"""
+
+
+def test_issue_21_ctrl_c_stops_a_command_the_tests_run_and_what_it_started(tmp_path: Path) -> None:
+    """Ctrl-C was ignored three times while a fixture ran ``npm ci``. ``tests.live.interruptible``
+    (what runs it now) stops at the first SIGINT, and kills the command's whole process group: here
+    a shell and the ``sleep`` it started, standing in for npm and its workers."""
+    pid_file = tmp_path / "sleep.pid"
+    script = INTERRUPTED.format(root=str(Path(__file__).resolve().parents[1]), pid_file=pid_file)
+    run = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert run.stdout is not None and run.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + PATIENCE
+    while not pid_file.exists() or not pid_file.read_text().strip():  # the sleep runs
+        assert run.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    sleeper = psutil.Process(int(pid_file.read_text()))
+    started = time.monotonic()
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=PATIENCE) != 0
+    gone, alive = psutil.wait_procs([sleeper], timeout=PATIENCE)
+    assert alive == [] and time.monotonic() - started < PATIENCE
