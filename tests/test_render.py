@@ -97,6 +97,13 @@ def test_r4_disputed_shows_what_it_contradicts() -> None:
     )
 
 
+def test_issue_21_a_disputed_item_with_no_open_dispute_is_flagged() -> None:
+    """A row left DISPUTED with nothing open against it (before migration 0011, or past the guards)
+    says so, where it would say what it contradicts."""
+    text = text_of(authority="DISPUTED", status="DISPUTED", client="claude-code 1.0.98", undisputed=True)
+    assert tag(text) == "[DISPUTED · no open dispute · asserted by claude-code 1.0.98 · 2026-03-03]"
+
+
 def test_r4_long_contested_statements_are_cut() -> None:
     long = "word " * 40
     rendered = tag(text_of(authority="DISPUTED", status="DISPUTED", contested=[Contested("c1", long)]))

@@ -41,6 +41,8 @@ class ItemText:
     load_bearing_suggested: bool = False
     stale: bool = False
     contested: list[Contested] = field(default_factory=list)
+    undisputed: bool = False
+    """DISPUTED with no open dispute naming it: an inconsistent row, flagged ``no open dispute``."""
 
 
 def clean(value: str) -> str:
@@ -69,6 +71,8 @@ def tag(text: ItemText) -> str:
     if text.authority == "DISPUTED":
         parts = ["DISPUTED"]
         parts += [f"contradicts {_quote(other.statement)} ({clean(other.id)})" for other in text.contested]
+        if text.undisputed:
+            parts.append("no open dispute")
         parts += [f"asserted by {source(text)}", _day(text.asserted_at)]
     elif text.authority == "HUMAN_CONFIRMED":
         confirmed_at = text.confirmed_at or text.asserted_at

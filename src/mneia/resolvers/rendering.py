@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mneia.rehydration.render import Contested, ItemText, line
+from mneia.storage import item
 from mneia.storage.item import ItemRecord
 
 
@@ -19,12 +20,20 @@ async def item_text(context: Any, record: ItemRecord) -> ItemText:
     if session is not None and session.client_tool:
         client = " ".join(part for part in (session.client_tool, session.client_version) if part)
     contested: list[Contested] = []
+    undisputed = False
     if record.status == "DISPUTED":
-        for dispute in await loaders.disputes.load(record.id):
-            if dispute.item_id == record.id and dispute.status == "OPEN":
-                other = await loaders.item.load(dispute.contested_id)
-                if other is not None:
-                    contested.append(Contested(str(other.id), other.statement))
+        opened = [
+            d for d in await loaders.disputes.load(record.id) if d.item_id == record.id and d.status == "OPEN"
+        ]
+        for dispute in opened:
+            other = await loaders.item.load(dispute.contested_id)
+            if other is not None:
+                contested.append(Contested(str(other.id), other.statement))
+        if not opened and getattr(context, "moment", None) is None:
+            # A row left DISPUTED with no open dispute (written before migration 0011, or past the
+            # guards): flagged, so that a reader sees why nobody can resolve it (issue 21). Asked
+            # whatever the caller sees, as the guards ask it.
+            undisputed = not await item.still_contesting(context.context.tx, record.id)
     return ItemText(
         kind=record.kind,
         statement=record.statement,
@@ -41,6 +50,7 @@ async def item_text(context: Any, record: ItemRecord) -> ItemText:
         load_bearing_suggested=record.load_bearing_suggested,
         stale=record.stale_at(context.now),
         contested=contested,
+        undisputed=undisputed,
     )
 
 
