@@ -40,7 +40,16 @@ from tests.support import (
     visible_item_ids,
 )
 
-SETTINGS = ("workspace_id", "actor_id", "actor_kind", "projects", "teams", "team_projects", "seal")
+SETTINGS = (
+    "workspace_id",
+    "actor_id",
+    "actor_kind",
+    "projects",
+    "teams",
+    "team_projects",
+    "token_expires",
+    "seal",
+)
 READ_SETTINGS = text(
     "SELECT " + ", ".join(f"current_setting('mneia.{name}', true) AS {name}" for name in SETTINGS)
 )
@@ -298,7 +307,7 @@ async def test_r8_temporary_disputes_cannot_reactivate_a_disputed_item(
 # The seal, computed in SQL by hand from a seal_keys table and the context's fields.
 HAND_SEAL = (
     "SELECT encode(sha256(k.outer_pad || sha256(k.inner_pad || convert_to(concat_ws('|',"
-    " 'mneia-context-v1', CAST(:ws AS text), CAST(:actor AS text), 'HUMAN', '{}', '{}', '{}',"
+    " 'mneia-context-v2', CAST(:ws AS text), CAST(:actor AS text), 'HUMAN', '{}', '{}', '{}', '',"
     " pg_backend_pid(), (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8'))),"
     " 'hex') FROM {keys} k"
 )

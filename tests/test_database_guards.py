@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -482,6 +482,31 @@ async def test_r3_a_human_cannot_mint_a_token_for_another_person(
     await assert_refused(engine, colleague, insert_token, owner=world.human.id, **params)
     await assert_refused(engine, colleague, insert_token, owner=world.agent.id, **params)
     assert await run(engine, world.human, insert_token, owner=world.agent.id, **params) == 1
+
+
+async def test_issue_21_an_expiring_token_mints_nothing_that_outlives_it_whatever_the_sql(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    """The API refuses it (tests/test_api_tokens.py); so does the database, for raw SQL as mneia_app
+    bound by a 60-second token: its expiry is sealed in the context, and a token written in the
+    transaction that expires later, or never, is refused. A sooner one goes through (the control),
+    and a token without an expiry mints as before."""
+    minted = await api.run(
+        world.human.token,
+        'mutation($a: ID!) { createToken(actorId: $a, expiresIn: "PT60S") { token issued { expiresAt } } }',
+        a=world.human.id,
+    )
+    short = Who(world.human.id, minted["createToken"]["token"])
+    insert_token = (
+        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by, expires_at)"
+        " VALUES (:ws, gen_random_uuid(), :owner, :hash, mneia_actor(), now() + CAST(:lasts AS interval))"
+    )
+    forever = insert_token.replace("now() + CAST(:lasts AS interval)", "NULL")
+    params = {"ws": world.workspace_id, "owner": world.agent.id, "hash": uuid.uuid4().hex}
+    await assert_refused(engine, short, forever, **params)
+    await assert_refused(engine, short, insert_token, lasts=timedelta(days=1), **params)
+    assert await run(engine, short, insert_token, lasts=timedelta(seconds=10), **params) == 1
+    assert await run(engine, world.human, forever, **params) == 1
 
 
 async def test_r1_an_actor_cannot_be_linked_to_another_workspaces_person(

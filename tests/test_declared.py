@@ -120,6 +120,7 @@ CALLABLE_BY_THE_SERVER = {
     "mneia_member_projects",
     "mneia_member_teams",
     "mneia_team_projects",
+    "mneia_token_expires",
     "mneia_trusted_session",
     "mneia_refuse",
     "mneia_disallow",

@@ -496,3 +496,27 @@ CREATE FUNCTION public.mneia_token_guard() RETURNS trigger
 
 CREATE TRIGGER api_tokens_guard BEFORE UPDATE ON api_tokens
   FOR EACH ROW EXECUTE FUNCTION public.mneia_token_guard();
+
+-- A token mints nothing that outlives it (issue 21): the expiry of the token the
+-- transaction was authenticated with (sealed in its context) bounds every token
+-- written in it, and so every actor created with one.
+CREATE FUNCTION public.mneia_token_minted() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    bound timestamptz;
+  BEGIN
+    IF public.mneia_trusted_session() THEN
+      RETURN NEW;
+    END IF;
+    bound := public.mneia_token_expires();
+    IF bound IS NOT NULL AND (NEW.expires_at IS NULL OR NEW.expires_at > bound) THEN
+      PERFORM public.mneia_refuse('a token expires no later than the token that mints it');
+    END IF;
+    RETURN NEW;
+  END
+  $$;
+
+CREATE TRIGGER api_tokens_minted BEFORE INSERT ON api_tokens
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_token_minted();

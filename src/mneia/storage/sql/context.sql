@@ -77,13 +77,14 @@ CREATE FUNCTION public.mneia_context_seal() RETURNS text
   AS $$
   DECLARE
     pads record;
-    message bytea := convert_to(concat_ws('|', 'mneia-context-v1',
+    message bytea := convert_to(concat_ws('|', 'mneia-context-v2',
         coalesce(current_setting('mneia.workspace_id', true), ''),
         coalesce(current_setting('mneia.actor_id', true), ''),
         coalesce(current_setting('mneia.actor_kind', true), ''),
         coalesce(current_setting('mneia.projects', true), ''),
         coalesce(current_setting('mneia.teams', true), ''),
         coalesce(current_setting('mneia.team_projects', true), ''),
+        coalesce(current_setting('mneia.token_expires', true), ''),
         pg_backend_pid(),
         (extract(epoch FROM transaction_timestamp()) * 1000000)::bigint), 'UTF8');
   BEGIN
@@ -157,6 +158,13 @@ CREATE FUNCTION public.mneia_team_projects() RETURNS uuid[]
   SET search_path = pg_catalog, public, pg_temp
   AS $$ BEGIN RETURN coalesce(public.mneia_context_field('team_projects'), '{}')::uuid[]; END $$;
 
+-- When the token the transaction was authenticated with expires (NULL: never,
+-- or bound some other way): what it mints may not outlive it (issue 21).
+CREATE FUNCTION public.mneia_token_expires() RETURNS timestamptz
+  LANGUAGE plpgsql STABLE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$ BEGIN RETURN public.mneia_context_field('token_expires')::timestamptz; END $$;
+
 -- The digest of the token being presented, seen only by the owner's policy
 -- token_presented (inside mneia_authenticate).
 CREATE FUNCTION public.mneia_presented_token() RETURNS text
@@ -180,6 +188,7 @@ CREATE FUNCTION public.mneia_bind(workspace uuid, actor uuid) RETURNS void
     -- need the workspace to show the records read below.
     PERFORM set_config('mneia.workspace_id', workspace::text, true),
             set_config('mneia.actor_id', actor::text, true),
+            set_config('mneia.token_expires', '', true),
             set_config('mneia.actor_kind', '', true),
             set_config('mneia.projects', '{}', true),
             set_config('mneia.teams', '{}', true),
@@ -214,6 +223,7 @@ CREATE FUNCTION public.mneia_unbind() RETURNS void
   BEGIN
     PERFORM set_config('mneia.seal', '', true), set_config('mneia.workspace_id', '', true),
             set_config('mneia.actor_id', '', true), set_config('mneia.actor_kind', '', true),
+            set_config('mneia.token_expires', '', true),
             set_config('mneia.projects', '', true), set_config('mneia.teams', '', true),
             set_config('mneia.team_projects', '', true);
   END
@@ -232,10 +242,11 @@ CREATE FUNCTION public.mneia_authenticate(presented text)
   DECLARE
     found_workspace uuid;
     found_actor uuid;
+    found_expiry timestamptz;
   BEGIN
     PERFORM public.mneia_unbind();
     PERFORM set_config('mneia.token_hash', coalesce(presented, ''), true);
-    SELECT t.workspace_id, t.actor_id INTO found_workspace, found_actor
+    SELECT t.workspace_id, t.actor_id, t.expires_at INTO found_workspace, found_actor, found_expiry
       FROM public.api_tokens t
       WHERE t.token_hash = presented AND t.revoked_at IS NULL
         AND (t.expires_at IS NULL OR t.expires_at > now());
@@ -244,6 +255,10 @@ CREATE FUNCTION public.mneia_authenticate(presented text)
       RETURN;
     END IF;
     PERFORM public.mneia_bind(found_workspace, found_actor);
+    IF found_expiry IS NOT NULL THEN  -- sealed with the rest: what this token mints is bounded by it
+      PERFORM set_config('mneia.token_expires', found_expiry::text, true);
+      PERFORM set_config('mneia.seal', public.mneia_context_seal(), true);
+    END IF;
     RETURN QUERY SELECT a.workspace_id, a.id, a.kind, a.name, a.created_at FROM public.actors a
       WHERE a.workspace_id = found_workspace AND a.id = found_actor;
   END

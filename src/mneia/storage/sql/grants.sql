@@ -32,6 +32,7 @@ GRANT EXECUTE ON FUNCTION
   mneia_member_projects(),
   mneia_member_teams(),
   mneia_team_projects(),
+  mneia_token_expires(),
   mneia_trusted_session(),
   mneia_refuse(text),
   mneia_disallow(text, text),
