@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from mneia.secrets import redacted_values
+
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 
 
@@ -40,6 +42,18 @@ def raise_errors(errors: list[dict[str, Any]] | None) -> None:
 
 class Api(Protocol):
     async def run(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+
+class Redacting:
+    """An API whose variables are redacted of credentials before they leave (mneia.secrets)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    async def run(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        cleaned = redacted_values(variables or {})
+        assert isinstance(cleaned, dict)
+        return await self.api.run(document, cleaned)
 
 
 class RemoteApi:

@@ -22,7 +22,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mneia.mcp import budget, operations
-from mneia.mcp.api import Api, ApiError
+from mneia.mcp.api import Api, ApiError, Redacting
 from mneia.mcp.connection import Place, Places, current, project_id, remember_request, session_id
 from mneia.rehydration.render import clean
 
@@ -118,6 +118,11 @@ class Mneia:
     def place(self) -> Place:
         return self.places.of(self.backend.connection())
 
+    def api(self) -> Api:
+        """The backend's API, with every string an agent sends redacted of credentials first: what a
+        tool writes comes from a transcript, never typed by a person into Mneia (mneia.secrets)."""
+        return Redacting(self.backend.api())
+
     async def project(self, api: Api) -> str:
         return await project_id(api, self.place(), self.backend.project_hint(), self.backend.project_setting)
 
@@ -175,7 +180,7 @@ class Mneia:
     async def resume(self, task: Text, token_budget: SliceBudget | None = budget.DEFAULT_SLICE_BUDGET) -> str:
         """Start work on a task: the latest handoff of the project and what the task needs from its memory
         (every load-bearing constraint, what was ruled out recently, the most relevant items) as text."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         await self.session(api, project, task)
         data = await api.run(operations.RESUME, slice_input(project, task, token_budget))
@@ -185,7 +190,7 @@ class Mneia:
         self, task: Text, token_budget: SliceBudget | None = budget.DEFAULT_SLICE_BUDGET
     ) -> str:
         """What a task needs from the project's memory under a token budget, without the handoff."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         data = await api.run(operations.REHYDRATE, slice_input(project, task, token_budget))
         return str(data["rehydrate"]["rendered"]) or NOTHING
@@ -201,7 +206,7 @@ class Mneia:
         """End this session with a handoff for whoever resumes: a summary, next steps, open questions and
         items to record. Answers the handoff as they will read it. A retry with the same idempotency_key
         returns the same handoff."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         place = self.place()
         retried = place.checkpointed.get(idempotency_key) if idempotency_key else None
@@ -237,7 +242,7 @@ class Mneia:
         asserted by you in this session: unconfirmed until a human confirms it. suggest_load_bearing asks a
         human to rule that the work goes wrong without it. decay_after (ISO-8601, e.g. P90D) for facts that
         go stale on their own."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
 
         async def write(session: str) -> dict[str, Any]:
@@ -271,7 +276,7 @@ class Mneia:
         nobody proposes it again. A human's ruling is not replaced by you: the replacement waits, pending,
         for a human to confirm. kind and scope default to the target's (a replacement is never seen by
         fewer people than what it replaces)."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         if kind is None or scope is None:
             target = (await api.run(operations.KIND, {"id": target_id}))["item"]
@@ -308,7 +313,7 @@ class Mneia:
         """Contest an item without replacing it: either a new statement that contradicts it (recorded as
         disputed, in this session) or an existing item (item_id) that does. Only a human resolves a dispute;
         the contested item is untouched meanwhile."""
-        api = self.backend.api()
+        api = self.api()
         if (statement is None) == (item_id is None):
             raise ApiError("BAD_USER_INPUT", "statement or item_id: give exactly one")
         if item_id is None:
@@ -343,7 +348,7 @@ class Mneia:
     ) -> str:
         """Items of the project matching words of text (all items without it), newest first, one line each
         with its id. kinds and statuses narrow it (every status by default)."""
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         filter_: dict[str, Any] = {}
         if text:
@@ -362,7 +367,7 @@ class Mneia:
 
     async def get_item(self, id: str) -> str:
         """One item: its line, details, basis, where it came from, its supersede chain and disputes."""
-        return await self.item_text(self.backend.api(), id)
+        return await self.item_text(self.api(), id)
 
     async def item_text(self, api: Api, item_id: str) -> str:
         item = (await api.run(operations.GET, {"id": item_id}))["item"]
@@ -405,7 +410,7 @@ class Mneia:
     ) -> str:
         """verify: you checked the item still holds (it stays fresh). retire: it no longer holds (give a
         reason); nothing is deleted, and a human's ruling is retired by a human only."""
-        api = self.backend.api()
+        api = self.api()
         if action == "verify":
             item = (await api.run(operations.VERIFY, {"id": id}))["verifyItem"]
             return f"Verified: {line(item)}"
@@ -417,13 +422,13 @@ class Mneia:
     # --- resources -------------------------------------------------------------------------------
 
     async def latest_handoff(self) -> str:
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         handoff = (await api.run(operations.LATEST_HANDOFF, {"project": project}))["latestHandoff"]
         return budget.fit(str(handoff["rendered"]) if handoff else "No handoff yet in this project.")
 
     async def constraints(self) -> str:
-        api = self.backend.api()
+        api = self.api()
         project = await self.project(api)
         page = (
             await api.run(operations.CONSTRAINTS, {"project": project, "first": budget.CONSTRAINTS_PAGE})
@@ -434,7 +439,7 @@ class Mneia:
         return budget.fit("\n".join(lines) if lines else "No load-bearing constraint in this project.")
 
     async def item(self, id: str) -> str:
-        return budget.fit(await self.item_text(self.backend.api(), id))
+        return budget.fit(await self.item_text(self.api(), id))
 
 
 def _resource(read: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
