@@ -530,7 +530,14 @@ async def gather(tx: Tx, request: Request, rules: list[Match]) -> Candidates:
     """The task's candidates beside the guaranteed ``rules``, as the caller sees them (now, or as
     of ``request.as_of``)."""
     replacements = await recent_replacements(tx, request)
-    matched, full = await matches(tx, request, rules)
+    return candidates_of(request, rules, await matches(tx, request, rules), replacements)
+
+
+def candidates_of(
+    request: Request, rules: Sequence[Match], chosen: Chosen, replacements: list[Replacement]
+) -> Candidates:
+    """What ``request`` read, with which of its pools came back full."""
+    matched, full = chosen
     return Candidates(
         guaranteed=list(rules),
         matched=matched,

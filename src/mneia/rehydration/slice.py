@@ -295,17 +295,11 @@ async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
                 if following.replacements != asked.replacements
                 else found.replacements
             )
-            matched, full = (
+            chosen = (
                 await candidates.matches(tx, following, rules)
                 if following.pools != asked.pools
                 else (found.matched, found.full)
             )
-            found = candidates.Candidates(
-                guaranteed=rules,
-                matched=matched,
-                replacements=replacements,
-                full=full,
-                replacements_full=len(replacements) >= following.replacements > 0,
-            )
+            found = candidates.candidates_of(following, rules, chosen, replacements)
         asked = following
     return packed

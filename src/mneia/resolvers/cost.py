@@ -72,20 +72,17 @@ WRITE_WEIGHT = 50
 """What one item or replacement a checkpoint writes weighs (assertItem's work, inside one field)."""
 
 
+# The arguments are graphql-core's coercion: dicts keyed by the schema's (camelCase) names.
+
+
 def _slice_weight(arguments: Mapping[str, Any]) -> int:
-    given = arguments.get("input")
-    budget = getattr(given, "token_budget", None)
-    if budget is None and isinstance(given, Mapping):
-        budget = given.get("tokenBudget", given.get("token_budget"))
-    return SLICE_WEIGHT + max(int(budget or 0), 0) // TOKENS_PER_UNIT
+    budget = (arguments.get("input") or {}).get("tokenBudget") or 0
+    return SLICE_WEIGHT + max(int(budget), 0) // TOKENS_PER_UNIT
 
 
 def _checkpoint_weight(arguments: Mapping[str, Any]) -> int:
-    given = arguments.get("input")
-    written = 0
-    for name in ("items", "supersessions"):
-        value = getattr(given, name, None) if not isinstance(given, Mapping) else given.get(name)
-        written += len(value or ())
+    given = arguments.get("input") or {}
+    written = len(given.get("items") or ()) + len(given.get("supersessions") or ())
     return WRITE_WEIGHT * (1 + written)
 
 

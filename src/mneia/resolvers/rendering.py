@@ -12,6 +12,7 @@ from mneia.storage.item import ItemRecord
 
 
 async def item_text(context: Any, record: ItemRecord) -> ItemText:
+    """``context``: the View the item is read in (resolvers.view)."""
     loaders = context.loaders
     asserter = await loaders.actor.load(record.asserted_by)
     confirmer = await loaders.actor.load(record.confirmed_by) if record.confirmed_by else None
@@ -29,7 +30,7 @@ async def item_text(context: Any, record: ItemRecord) -> ItemText:
             other = await loaders.item.load(dispute.contested_id)
             if other is not None:
                 contested.append(Contested(str(other.id), other.statement))
-        if not opened and getattr(context, "moment", None) is None:
+        if not opened and context.moment is None:
             # A row left DISPUTED with no open dispute (written before migration 0011, or past the
             # guards): flagged, so that a reader sees why nobody can resolve it (issue 21). Asked
             # whatever the caller sees, as the guards ask it.
