@@ -342,6 +342,8 @@ def item_record(**changes: Any) -> ItemRecord:
         confirmed_at=None,
         supersedes_id=None,
         supersession_reason=None,
+        said_at=None,
+        redacted=[],
     )
     return dataclasses.replace(record, **changes)
 

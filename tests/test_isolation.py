@@ -62,6 +62,7 @@ TENANT_TABLES = (
     "proposals",
     "disputes",
     "handoffs",
+    "imports",
 )
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
@@ -145,6 +146,14 @@ async def populate(api: Api, label: str) -> Tenant:
         agent.token,
         'mutation($s: ID!) { checkpoint(input: {sessionId: $s, summary: "stopped"}) { id } }',
         s=second["startSession"]["id"],
+    )
+    await api.run(
+        human.token,
+        """mutation($p: ID!, $s: String!) { importItems(input: {projectId: $p, source: "CLAUDE.md",
+             origin: DOCUMENT, items: [{key: "rules:CLAUDE.md:1", kind: CONSTRAINT, statement: $s}]}) {
+             written } }""",
+        p=project_id,
+        s=f"{label}: never push to main",
     )
     return Tenant(
         workspace_id,
@@ -256,7 +265,7 @@ async def test_r1_items_of_another_workspace_project_is_not_found(
         assert body["data"] is None, "no page (and no totalCount) for another workspace's project"
         assert [error["extensions"]["code"] for error in body["errors"]] == ["NOT_FOUND"]
     own = await api.run(b.human.token, COUNT_ITEMS, p=b.project_id)
-    assert own["items"]["totalCount"] == 3
+    assert own["items"]["totalCount"] == 4
 
 
 async def test_r1_handoffs_of_another_workspace_never_reach_a_caller(
@@ -502,6 +511,13 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "pointed_ids": [],
             "request_digest": "planted",
         },
+        "imports": {
+            "project_id": uuid.UUID(b.project_id),
+            "key": "planted",
+            "digest": "planted",
+            "item_id": uuid.UUID(b.human_item),
+            "imported_by": me,
+        },
     }
     row = planted[name]
     columns = tables.metadata.tables[name].c
@@ -538,6 +554,7 @@ UPDATABLE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "items": ({"status_reason": "planted"}, {}),
     "sessions": ({"ended_at": func.now()}, {"ended_at": None}),
     "api_tokens": ({"revoked_at": func.now()}, {"revoked_at": None}),
+    "imports": ({"digest": "planted"}, {}),
     "proposals": (
         {"status": "REJECTED", "decided_by": func.mneia_actor(), "decided_at": func.now()},
         {"status": "PENDING"},

@@ -32,7 +32,7 @@ async def test_upgrade_downgrade_upgrade_on_an_empty_database(server: str) -> No
     async with scratch_database(server) as url:
         await asyncio.to_thread(migration.upgrade, url)
         head = await catalog.snapshot_of(url)
-        assert sum(1 for key in head if key[0] == "table") == 17
+        assert sum(1 for key in head if key[0] == "table") == 18
         assert sum(1 for key in head if key[0] == "policy") >= 30
 
         await asyncio.to_thread(migration.downgrade, url)

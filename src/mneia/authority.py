@@ -8,7 +8,10 @@ gets past here; these exist so that a client hears a clear error first.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 
 from mneia.errors import Conflict, HumanRequired
 from mneia.storage.actor import ActorRecord
@@ -37,9 +40,39 @@ def require_changeable(record: ItemRecord, operation: str) -> None:
         raise Conflict(f"{operation}: item is already {record.status}", currentStatus=record.status.value)
 
 
-def replacement_waits_for_a_human(caller: ActorRecord, target: ItemRecord) -> bool:
-    """R7: an agent's replacement of a human's ruling is a proposal, never a write."""
-    return target.ruled and not caller.is_human
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where the words of a write come from, which decides the authority they may carry.
+
+    ``vouched``: the caller typed them, or imports a document it vouches for
+    (an ADR, a CLAUDE.md). Words taken from a transcript (what an agent said,
+    or a pasted text) are not vouched for by whoever imports them.
+    """
+
+    vouched: bool = True
+    said_at: datetime | None = None
+    redacted: tuple[str, ...] = ()
+
+    def stamped(self, new: NewItem) -> NewItem:
+        if self.said_at is None and not self.redacted:
+            return new
+        return dataclasses.replace(new, said_at=self.said_at, redacted=self.redacted)
+
+
+TYPED = Source()
+"""What a caller sends through the API itself: its own words."""
+
+
+def confirms(caller: ActorRecord, vouched: bool = True) -> bool:
+    """A person stating something has read it and said yes: human-confirmed (R4). Words nobody
+    vouched for (an agent's, a transcript's) stay unconfirmed, whoever writes them."""
+    return caller.is_human and vouched
+
+
+def replacement_waits_for_a_human(caller: ActorRecord, target: ItemRecord, vouched: bool = True) -> bool:
+    """R7: an agent's replacement of a human's ruling is a proposal, never a write; so is one
+    taken from a transcript, even when a person imports it."""
+    return target.ruled and not confirms(caller, vouched)
 
 
 def keeps_audience(target: ItemRecord, replacement: NewItem, asserter: uuid.UUID) -> bool:

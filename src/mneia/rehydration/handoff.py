@@ -24,6 +24,10 @@ from mneia.rehydration.render import clean, piece
 
 TITLE = "# Handoff"
 WHERE = "## Where it stopped"
+DRAFT = (
+    "Draft, agent-asserted: the client's model wrote this summary when it compacted the conversation;"
+    " nobody checkpointed the session."
+)
 NEXT = "## Next steps"
 QUESTIONS = "## Open questions"
 ASSERTED = "## Asserted in this session"
@@ -47,6 +51,8 @@ class HandoffText:
     author_is_human: bool
     created_at: datetime
     summary: str
+    draft: bool = False
+    """Its summary was written by the client's model at compaction, not in a checkpoint."""
     client: str | None = None
     task: str | None = None
     started_at: datetime | None = None
@@ -128,6 +134,8 @@ def rendered(text: HandoffText) -> str:
     if text.deep_link:
         parts.append(piece(f"Conversation: {clean(text.deep_link)}"))
     parts.append(piece(WHERE))
+    if text.draft:
+        parts.append(piece(DRAFT))
     parts += [piece(f"> {clean(line)}") for line in text.summary.splitlines() if line.strip()]
     if text.next_steps:
         parts.append(piece(NEXT))

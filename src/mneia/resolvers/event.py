@@ -15,7 +15,8 @@ from mneia.errors import NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import decode_cursor, encode_cursor, page_size, parse_id
 from mneia.schema.event import ItemEvent
-from mneia.schema.item import ItemEventPage, PageInfo
+from mneia.schema.item import ItemEventPage
+from mneia.schema.page import PageInfo
 from mneia.storage import event
 from mneia.vocabulary import ItemEventKind
 

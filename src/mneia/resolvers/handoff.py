@@ -32,14 +32,22 @@ from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.rehydration import handoff as text
 from mneia.rehydration import render, tokens
 from mneia.resolvers.context import Info
-from mneia.resolvers.inputs import optional_text, parse_id, required_text
+from mneia.resolvers.inputs import (
+    decode_cursor,
+    encode_cursor,
+    optional_text,
+    page_size,
+    parse_id,
+    required_text,
+)
 from mneia.resolvers.item import write_assertion
 from mneia.resolvers.supersession import write_supersession
 from mneia.resolvers.view import View
 from mneia.schema.actor import Actor
 from mneia.schema.dispute import Dispute
-from mneia.schema.handoff import CheckpointInput, Handoff
+from mneia.schema.handoff import CheckpointInput, Handoff, HandoffPage
 from mneia.schema.item import AssertItemInput, Item
+from mneia.schema.page import PageInfo
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.session import Session
@@ -133,6 +141,7 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
             project_id=found.project_id,
             session_id=session_key,
             summary=summary,
+            draft=bool(input.draft),
             next_steps=next_steps,
             open_questions=open_questions,
             item_ids=tuple(record.id for record in asserted),
@@ -168,6 +177,22 @@ async def latest_handoff(info: Info, project_id: strawberry.ID) -> Handoff | Non
         raise NotFound("project", project_id)
     found = await handoff.latest(info.context.tx, key)
     return await build(info.context.view(), found) if found else None
+
+
+async def list_handoffs(
+    info: Info, project_id: strawberry.ID, first: int | None = 20, after: str | None = None
+) -> HandoffPage:
+    """A project's handoffs the caller can see, newest first, each as that caller may see it."""
+    key = parse_id(project_id, "projectId")
+    if await info.context.loaders.project.load(key) is None:
+        raise NotFound("project", project_id)
+    records, more = await handoff.page(
+        info.context.tx, key, first=page_size(first, limit=100), after=decode_cursor(after)
+    )
+    view = info.context.view()
+    nodes = [await build(view, record) for record in records]
+    end = encode_cursor(records[-1].id) if records else None
+    return HandoffPage(nodes=nodes, page_info=PageInfo(has_next_page=more, end_cursor=end))
 
 
 async def _settled(value: Any) -> Any:
@@ -268,6 +293,7 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
             project=project.name,
             author=author.name,
             author_is_human=author.is_human,
+            draft=record.draft,
             created_at=record.created_at,
             summary=summary,
             client=client,
@@ -314,5 +340,6 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
         tokens=tokens.count(rendered),
         encoding=tokens.ENCODING,
         idempotency_key=record.idempotency_key,
+        draft=record.draft,
         shown=frozenset(r.id for r in shown_items),
     )

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.authority import require_changeable, require_status_change
+from mneia.authority import TYPED, Source, confirms, require_changeable, require_status_change
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
@@ -27,7 +27,8 @@ from mneia.resolvers.inputs import (
     required_text,
 )
 from mneia.resolvers.project import project_to_work_in
-from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage, PageInfo
+from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage
+from mneia.schema.page import PageInfo
 from mneia.schema.proposal import Proposal
 from mneia.storage import actor, dispute, item, proposal
 from mneia.storage.item import ItemRecord, NewItem
@@ -163,16 +164,20 @@ async def contested_items(info: Info, ids: list[strawberry.ID] | None, field: st
     return [found[key] for key in dict.fromkeys(keys)]
 
 
-async def write_assertion(info: Info, data: AssertItemInput, field: str) -> ItemRecord:
-    """Check an assertion and write it: the one way an item is asserted (``assertItem``, and each
-    item of a ``checkpoint``). Disputes open for what it contradicts (R8); a suggestion that it is
-    load-bearing waits for a human (R5)."""
+async def write_assertion(
+    info: Info, data: AssertItemInput, field: str, source: Source = TYPED
+) -> ItemRecord:
+    """Check an assertion and write it: the one way an item is asserted (``assertItem``, each
+    item of a ``checkpoint``, each new item of ``importItems``). Disputes open for what it
+    contradicts (R8); a suggestion that it is load-bearing waits for a human (R5)."""
     context = info.context
-    new = await validated_assertion(info, data, field)
+    new = source.stamped(await validated_assertion(info, data, field))
     contested = await contested_items(info, data.contradicts, f"{field}.contradicts")
-    # A person stating something has read it and said yes: human-confirmed.
     record = await item.create(
-        context.tx, new, confirmed=context.actor.is_human, contradicts=[other.id for other in contested]
+        context.tx,
+        new,
+        confirmed=confirms(context.actor, source.vouched),
+        contradicts=[other.id for other in contested],
     )
     for other in contested:
         await dispute.open(context.tx, record, other, reason=new.basis)

@@ -15,6 +15,7 @@ from mneia.resolvers import actor as actor_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import event as event_resolvers
 from mneia.resolvers import handoff as handoff_resolvers
+from mneia.resolvers import imports as import_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import permission
 from mneia.resolvers import project as project_resolvers
@@ -33,12 +34,13 @@ from mneia.resolvers.limit import LIMITS
 from mneia.resolvers.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
-from mneia.schema.handoff import Handoff, Resumption
+from mneia.schema.handoff import Handoff, HandoffPage, Resumption
+from mneia.schema.imports import ImportResult
 from mneia.schema.item import Item, ItemEventPage, ItemPage
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.scalars import SCALARS
-from mneia.schema.session import Session
+from mneia.schema.session import Session, SessionPage
 from mneia.schema.slice import Slice
 from mneia.schema.supersession import SupersedeResult
 from mneia.schema.team import Team
@@ -57,6 +59,11 @@ class Query:
     project: Project | None = strawberry.field(resolver=project_resolvers.get_project)
     projects: list[Project] = strawberry.field(resolver=project_resolvers.list_projects)
     session: Session | None = strawberry.field(resolver=session_resolvers.get_session)
+    sessions: SessionPage = strawberry.field(
+        resolver=session_resolvers.list_sessions,
+        description="A project's sessions, newest first; with externalId, those a client knows by its own"
+        " session id (an imported transcript's, a hook's).",
+    )
     item: Item | None = strawberry.field(resolver=item_resolvers.get_item)
     items: ItemPage = strawberry.field(resolver=item_resolvers.list_items)
     events: ItemEventPage = strawberry.field(
@@ -71,6 +78,10 @@ class Query:
         " per token within each kind's quota.",
     )
     handoff: Handoff | None = strawberry.field(resolver=handoff_resolvers.get_handoff)
+    handoffs: HandoffPage = strawberry.field(
+        resolver=handoff_resolvers.list_handoffs,
+        description="A project's handoffs you can see, newest first (at most 100 a page).",
+    )
     latest_handoff: Handoff | None = strawberry.field(
         resolver=handoff_resolvers.latest_handoff,
         description="The project's newest handoff you can see, as you may see it.",
@@ -127,6 +138,12 @@ class Mutation:
     decide_proposal: Proposal = human_only(supersession_resolvers.decide_proposal)
     dispute_item: Dispute = strawberry.mutation(resolver=dispute_resolvers.dispute_item)
     resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
+    import_items: ImportResult = strawberry.mutation(
+        resolver=import_resolvers.import_items,
+        description="Import a batch of keyed items from one source (a transcript, ADRs, a rules file), as"
+        " mneia import does: credentials redacted first; a key imported before writes nothing unless its"
+        " content changed, which supersedes what it wrote; a TRANSCRIPT's words stay unconfirmed.",
+    )
     checkpoint: Handoff = strawberry.mutation(
         resolver=handoff_resolvers.checkpoint,
         description="Stop work: write the session's last items (as assertItem, supersedeItem), end the"

@@ -6,10 +6,11 @@ import strawberry
 
 from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.context import Info
-from mneia.resolvers.inputs import deep_link, optional_text, parse_id
+from mneia.resolvers.inputs import decode_cursor, deep_link, encode_cursor, optional_text, page_size, parse_id
 from mneia.resolvers.project import project_to_work_in
-from mneia.schema.session import ClientInput, Session, StartSessionInput
-from mneia.storage import session
+from mneia.schema.page import PageInfo
+from mneia.schema.session import ClientInput, Session, SessionPage, StartSessionInput
+from mneia.storage import project, session
 
 
 async def get_session(info: Info, id: strawberry.ID) -> Session | None:
@@ -43,3 +44,29 @@ async def end_session(info: Info, id: strawberry.ID) -> Session:
     record = await session.get(context.tx, key)
     assert record is not None
     return Session.of(record)
+
+
+async def list_sessions(
+    info: Info,
+    project_id: strawberry.ID,
+    external_id: str | None = None,
+    first: int | None = 50,
+    after: str | None = None,
+) -> SessionPage:
+    """A project's sessions, newest first; with externalId, the ones a client knows by that id."""
+    tx = info.context.tx
+    found = await project.get(tx, parse_id(project_id, "projectId"))
+    if found is None:
+        raise NotFound("project", project_id)
+    records, more = await session.page(
+        tx,
+        found.id,
+        external_id=optional_text(external_id, "externalId", 500, one_line=True),
+        first=page_size(first),
+        after=decode_cursor(after),
+    )
+    end = encode_cursor(records[-1].id) if records else None
+    return SessionPage(
+        nodes=[Session.of(record) for record in records],
+        page_info=PageInfo(has_next_page=more, end_cursor=end),
+    )

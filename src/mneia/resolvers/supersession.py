@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import strawberry
 
-from mneia.authority import keeps_audience, replacement_waits_for_a_human
+from mneia.authority import TYPED, Source, confirms, keeps_audience, replacement_waits_for_a_human
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
@@ -56,7 +56,9 @@ class Replaced:
     replacement: ItemRecord
 
 
-async def write_supersession(info: Info, data: SupersedeInput, field: str) -> Replaced | ProposalRecord:
+async def write_supersession(
+    info: Info, data: SupersedeInput, field: str, source: Source = TYPED
+) -> Replaced | ProposalRecord:
     """Check a replacement and make it: the one way an item is replaced (``supersedeItem``, and each
     supersession of a ``checkpoint``). An agent's replacement of what a human ruled waits for a
     human: a SUPERSESSION proposal, nothing written to the chain (R7)."""
@@ -70,7 +72,7 @@ async def write_supersession(info: Info, data: SupersedeInput, field: str) -> Re
         raise BadInput(
             f"{field}.replacement.contradicts", "a replacement cannot open disputes; use disputeItem"
         )
-    new = await validated_assertion(info, data.replacement, f"{field}.replacement")
+    new = source.stamped(await validated_assertion(info, data.replacement, f"{field}.replacement"))
     target = await _locked_active(tx, target_key, "supersedeItem")
     if new.project_id != target.project_id:
         raise BadInput(f"{field}.replacement.projectId", "must be the target's project")
@@ -81,7 +83,7 @@ async def write_supersession(info: Info, data: SupersedeInput, field: str) -> Re
             "everyone who sees the item it replaces",
         )
 
-    if replacement_waits_for_a_human(context.actor, target):
+    if replacement_waits_for_a_human(context.actor, target, source.vouched):
         return await proposal.propose_replacement(
             tx, target_id=target.id, project_id=target.project_id, new=new, reason=reason
         )
@@ -91,7 +93,7 @@ async def write_supersession(info: Info, data: SupersedeInput, field: str) -> Re
         new,
         target,
         reason,
-        confirmed=context.actor.is_human,
+        confirmed=confirms(context.actor, source.vouched),
         # Only a human writes here over a load-bearing item, and the guarantee carries over.
         load_bearing=target.load_bearing,
     )

@@ -15,6 +15,7 @@ import strawberry
 from mneia.schema.actor import Actor
 from mneia.schema.dispute import Dispute
 from mneia.schema.item import AssertItemInput, Item
+from mneia.schema.page import PageInfo
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.session import Session
@@ -47,6 +48,11 @@ class CheckpointInput:
         default=None,
         description="A retry with the same key and the same input returns the same Handoff and writes"
         " nothing; the same key with another input is CONFLICT. Keys are per actor.",
+    )
+    draft: bool | None = strawberry.field(
+        default=False,
+        description="The summary was written by the client's model (a compact summary kept by a hook),"
+        " not by whoever checkpoints: the handoff says so wherever it is rendered.",
     )
 
 
@@ -85,8 +91,18 @@ class Handoff:
     tokens: int = strawberry.field(description="Tokens of rendered, counted with encoding.")
     encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
     idempotency_key: str | None
+    draft: bool = strawberry.field(
+        description="The summary was written by the client's model at compaction (agent-asserted), not in"
+        " a checkpoint call."
+    )
     shown: strawberry.Private[frozenset[uuid.UUID]]
     """The items whose lines ``rendered`` shows: a resumption's slice leaves them out."""
+
+
+@strawberry.type(description="A page of a project's handoffs, newest first.")
+class HandoffPage:
+    nodes: list[Handoff]
+    page_info: PageInfo
 
 
 @strawberry.input

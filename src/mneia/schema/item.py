@@ -16,6 +16,7 @@ from mneia.schema.actor import Actor
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
 from mneia.schema.event import ItemEvent
 from mneia.schema.loading import now_or_later
+from mneia.schema.page import PageInfo
 from mneia.schema.project import Project
 from mneia.schema.reading import View
 from mneia.schema.scalars import Duration
@@ -53,6 +54,14 @@ class Provenance:
     missing: list[str] = strawberry.field(
         description='What is missing, e.g. ["session"] or ["client.version", "deepLink"].'
     )
+    said_at: datetime | None = strawberry.field(
+        description="When the source said it, where an import knows: the transcript's turn, the ADR's date."
+        " The source's word; assertedAt stays the server's record of when Mneia learned it."
+    )
+    redacted: list[str] = strawberry.field(
+        description="The kinds of credential removed from its text before it was stored, e.g."
+        ' ["aws-access-key"] (capture and MCP redact value-shaped secrets, keeping the prefix).'
+    )
 
     @classmethod
     def of(cls, record: ItemRecord, asserter: ActorRecord, session: SessionRecord | None) -> Provenance:
@@ -70,6 +79,8 @@ class Provenance:
             session=Session.of(session) if session else None,
             partial=bool(missing),
             missing=missing,
+            said_at=record.said_at,
+            redacted=list(record.redacted),
         )
 
 
@@ -238,12 +249,6 @@ async def _hidden_links(loaders: Any, record: ItemRecord) -> list[str]:
     if record.status == ItemStatus.SUPERSEDED and await loaders.successor.load(record.id) is None:
         hidden.append("supersededBy")
     return hidden
-
-
-@strawberry.type
-class PageInfo:
-    has_next_page: bool
-    end_cursor: str | None
 
 
 @strawberry.type

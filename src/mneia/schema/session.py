@@ -8,6 +8,7 @@ import strawberry
 
 from mneia.schema.actor import Actor
 from mneia.schema.loading import now_or_later
+from mneia.schema.page import PageInfo
 from mneia.schema.project import Project
 from mneia.schema.reading import Info
 from mneia.storage.session import SessionRecord
@@ -31,8 +32,15 @@ class Session:
         description="A link or resume command back to the original conversation."
     )
     task: str | None
-    started_at: datetime
+    started_at: datetime = strawberry.field(description="When Mneia recorded its start (the server's time).")
     ended_at: datetime | None
+    transcript_started_at: datetime | None = strawberry.field(
+        description="An imported session: when its transcript says it started (the client's word); null"
+        " when the transcript does not say, or the session was started through Mneia."
+    )
+    transcript_ended_at: datetime | None = strawberry.field(
+        description="An imported session: the transcript's last time, as far as it was imported."
+    )
     provenance_partial: bool
     provenance_missing: list[str] = strawberry.field(
         description='What the client did not give, e.g. ["client.version", "deepLink"].'
@@ -67,10 +75,18 @@ class Session:
             task=record.task,
             started_at=record.started_at,
             ended_at=record.ended_at,
+            transcript_started_at=record.transcript_started_at,
+            transcript_ended_at=record.transcript_ended_at,
             provenance_partial=bool(missing),
             provenance_missing=missing,
             record=record,
         )
+
+
+@strawberry.type(description="A page of a project's sessions, newest first.")
+class SessionPage:
+    nodes: list[Session]
+    page_info: PageInfo
 
 
 @strawberry.input

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, literal, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -44,6 +44,8 @@ class NewHandoff:
     idempotency_key: str | None
     request_digest: str
     """A digest of the checkpoint's input: a retry with the same key must carry the same."""
+    draft: bool = False
+    """Its summary was written by the client's model (a compact summary), not in a checkpoint call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ class HandoffRecord:
     pointed_ids: list[uuid.UUID]
     idempotency_key: str | None
     request_digest: str
+    draft: bool
 
 
 _COLUMNS = tuple(handoffs.c[field.name] for field in dataclasses.fields(HandoffRecord))
@@ -123,3 +126,20 @@ async def create(tx: Tx, new: NewHandoff) -> HandoffRecord:
         )
     ).one()
     return _record(row)
+
+
+async def page(
+    tx: Tx, project_id: uuid.UUID, *, first: int, after: uuid.UUID | None
+) -> tuple[list[HandoffRecord], bool]:
+    """A project's handoffs the caller can see, newest first (index handoffs_latest); one more
+    than ``first`` is read to tell whether another page follows."""
+    statement = select(*_COLUMNS).where(handoffs.c.project_id == project_id)
+    if after is not None:
+        cursor = handoffs.alias("cursor")
+        made = select(cursor.c.created_at).where(cursor.c.id == after).scalar_subquery()
+        statement = statement.where(
+            tuple_(handoffs.c.created_at, handoffs.c.id) < tuple_(made, literal(after))
+        )
+    newest = statement.order_by(handoffs.c.created_at.desc(), handoffs.c.id.desc()).limit(first + 1)
+    rows = (await tx.execute(newest)).all()
+    return [_record(row) for row in rows[:first]], len(rows) > first

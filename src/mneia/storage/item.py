@@ -115,6 +115,10 @@ class NewItem:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     decay_after: timedelta | None = None
+    said_at: datetime | None = None
+    """When the source said it (an import's transcript turn or ADR date); the source's word."""
+    redacted: tuple[str, ...] = ()
+    """The kinds of credential removed from its text before it reached the server (mneia.secrets)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,8 @@ class ItemRecord:
     confirmed_at: datetime | None
     supersedes_id: uuid.UUID | None
     supersession_reason: str | None
+    said_at: datetime | None
+    redacted: list[str]
 
     @property
     def authority(self) -> Authority:
@@ -508,6 +514,7 @@ async def chain(tx: Tx, item_id: uuid.UUID) -> list[ItemRecord]:
 def _content(new: NewItem) -> dict[str, Any]:
     values = {field.name: getattr(new, field.name) for field in dataclasses.fields(NewItem)}
     values["grant_actor_ids"] = list(new.grant_actor_ids)
+    values["redacted"] = list(new.redacted)
     return values
 
 

@@ -80,8 +80,8 @@ def encode_replacement(new: NewItem) -> dict[str, Any]:
             value = value.isoformat()
         elif isinstance(value, timedelta):
             value = value.total_seconds()
-        elif field.name == "grant_actor_ids":
-            value = [str(actor) for actor in value]
+        elif field.name in ("grant_actor_ids", "redacted"):
+            value = [str(each) for each in value]
         item[field.name] = value.value if isinstance(value, (ItemKind, Scope)) else value
     return {"v": CODEC_VERSION, "item": item}
 
@@ -110,6 +110,8 @@ def decode_replacement(encoded: dict[str, Any]) -> NewItem:
         valid_from=optional("valid_from", datetime.fromisoformat),
         valid_to=optional("valid_to", datetime.fromisoformat),
         decay_after=optional("decay_after", lambda seconds: timedelta(seconds=seconds)),
+        said_at=optional("said_at", datetime.fromisoformat),
+        redacted=tuple(item.get("redacted") or ()),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, func, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, func, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row, one_of
@@ -45,6 +45,8 @@ class SessionRecord:
     task: str | None
     started_at: datetime
     ended_at: datetime | None
+    transcript_started_at: datetime | None = None
+    transcript_ended_at: datetime | None = None
 
     @property
     def has_client(self) -> bool:
@@ -73,6 +75,8 @@ _COLUMNS = (
     sessions.c.task,
     sessions.c.started_at,
     sessions.c.ended_at,
+    sessions.c.transcript_started_at,
+    sessions.c.transcript_ended_at,
 )
 
 _FROM = sessions.outerjoin(
@@ -123,7 +127,10 @@ async def start(
     version: str | None,
     external_id: str | None,
     deep_link: str | None,
+    transcript_started_at: datetime | None = None,
+    transcript_ended_at: datetime | None = None,
 ) -> SessionRecord:
+    """Start a session of the caller's, now; an imported one also keeps its transcript's times."""
     assert tx.workspace_id and tx.actor_id
     session_id = new_id()
     await tx.execute(
@@ -136,6 +143,8 @@ async def start(
             external_id=external_id,
             deep_link=deep_link,
             task=task,
+            transcript_started_at=transcript_started_at,
+            transcript_ended_at=transcript_ended_at,
         )
     )
     record = await get(tx, session_id)
@@ -162,3 +171,44 @@ async def lock(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:
     statement = by_id_query(bindparam("session")).with_for_update(of=sessions)
     row = (await tx.execute(statement, {"session": session_id})).first()
     return from_row(SessionRecord, row) if row else None
+
+
+async def transcript_grew(tx: Tx, session_id: uuid.UUID, ended_at: datetime) -> None:
+    """A re-imported transcript that grew: its session's last time moves on (never back)."""
+    await tx.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(transcript_ended_at=func.greatest(sessions.c.transcript_ended_at, ended_at))
+    )
+
+
+_NEWEST = [sessions.c.started_at.desc(), sessions.c.id.desc()]
+
+
+async def page(
+    tx: Tx,
+    project_id: uuid.UUID,
+    *,
+    external_id: str | None,
+    tool: str | None = None,
+    actor_id: uuid.UUID | None = None,
+    first: int,
+    after: uuid.UUID | None,
+) -> tuple[list[SessionRecord], bool]:
+    """A project's sessions, newest first (index sessions_project), or those with a client's own id;
+    one more than ``first`` is read to tell whether another page follows."""
+    statement = select(*_COLUMNS).select_from(_FROM).where(sessions.c.project_id == project_id)
+    if external_id is not None:
+        statement = statement.where(sessions.c.external_id == external_id)
+    if tool is not None:
+        statement = statement.where(clients.c.tool == tool)
+    if actor_id is not None:
+        statement = statement.where(sessions.c.actor_id == actor_id)
+    if after is not None:
+        cursor = sessions.alias("cursor")
+        began = select(cursor.c.started_at).where(cursor.c.id == after).scalar_subquery()
+        statement = statement.where(
+            tuple_(sessions.c.started_at, sessions.c.id) < tuple_(began, literal(after))
+        )
+    rows = (await tx.execute(statement.order_by(*_NEWEST).limit(first + 1))).all()
+    return [from_row(SessionRecord, row) for row in rows[:first]], len(rows) > first

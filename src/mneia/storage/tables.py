@@ -23,6 +23,7 @@ from sqlalchemy import (
     DateTime,
     Dialect,
     Float,
+    Integer,
     Interval,
     MetaData,
     Table,
@@ -198,6 +199,8 @@ sessions = Table(
     Column("task", Text),
     _at("started_at"),
     _at("ended_at", nullable=True),
+    _at("transcript_started_at", nullable=True),
+    _at("transcript_ended_at", nullable=True),
 )
 
 items = Table(
@@ -230,6 +233,8 @@ items = Table(
     _at("confirmed_at", nullable=True),
     _uuid("supersedes_id", nullable=True),
     Column("supersession_reason", Text),
+    _at("said_at", nullable=True),
+    Column("redacted", ARRAY(Text), nullable=False),
 )
 
 item_events = Table(
@@ -324,4 +329,20 @@ handoffs = Table(
     Column("pointed_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
     Column("idempotency_key", Text),
     Column("request_digest", Text, nullable=False),
+    Column("draft", Boolean, nullable=False),
+)
+
+imports = Table(
+    "imports",
+    metadata,
+    _ws(),
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("document", Text),
+    Column("position", Integer, nullable=False),
+    Column("digest", Text, nullable=False),
+    _uuid("item_id", nullable=True),
+    _uuid("proposal_id", nullable=True),
+    _uuid("imported_by"),
+    _at("imported_at"),
 )

@@ -5,13 +5,14 @@
 -- binds one, or names another workspace's channel.
 
 GRANT SELECT ON workspaces, identities, actors, teams, team_members, projects, project_members,
-  clients, sessions, items, item_events, item_states, proposals, disputes, handoffs TO mneia_app;
+  clients, sessions, items, item_events, item_states, proposals, disputes, handoffs, imports TO mneia_app;
 GRANT SELECT (workspace_id, id, actor_id, token_hash, created_by, created_at, revoked_at, hint,
   expires_at, revoked_by) ON api_tokens TO mneia_app;
 GRANT INSERT ON actors, api_tokens, teams, team_members, projects, project_members, clients,
-  sessions, items, proposals, disputes, handoffs TO mneia_app;
+  sessions, items, proposals, disputes, handoffs, imports TO mneia_app;
 GRANT UPDATE (revoked_at, revoked_by) ON api_tokens TO mneia_app;
-GRANT UPDATE (ended_at) ON sessions TO mneia_app;
+GRANT UPDATE (ended_at, transcript_ended_at) ON sessions TO mneia_app;
+GRANT UPDATE (document, position, digest, item_id, proposal_id) ON imports TO mneia_app;
 GRANT UPDATE (status, status_reason, load_bearing, load_bearing_set_by, load_bearing_set_at,
   load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at) ON items TO mneia_app;
 GRANT UPDATE (status, result_id, decided_by, decided_at, decision_note) ON proposals TO mneia_app;

@@ -145,11 +145,16 @@ CREATE TABLE sessions (
   task text,
   started_at timestamptz NOT NULL DEFAULT now(),
   ended_at timestamptz,
+  -- An imported transcript's own times: the client's word, beside the server's record above.
+  transcript_started_at timestamptz,
+  transcript_ended_at timestamptz,
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
   FOREIGN KEY (workspace_id, client_id) REFERENCES clients (workspace_id, id),
-  CHECK (ended_at IS NULL OR ended_at >= started_at)
+  CHECK (ended_at IS NULL OR ended_at >= started_at),
+  CONSTRAINT sessions_transcript_times CHECK (
+    transcript_started_at <= started_at AND transcript_ended_at >= transcript_started_at)
 );
 CREATE INDEX sessions_project ON sessions (workspace_id, project_id, started_at DESC);
 
@@ -187,6 +192,11 @@ CREATE TABLE items (
   search tsvector GENERATED ALWAYS AS (
     to_tsvector('english'::regconfig, statement || ' ' || coalesce(details, ''))
   ) STORED,
+  -- When the source said it (an imported transcript's turn, an ADR's date): the
+  -- source's word, never later than the server's record of learning it.
+  said_at timestamptz CONSTRAINT items_said_before_recorded CHECK (said_at <= asserted_at),
+  -- The kinds of credential redacted from its text before it was written (mneia/secrets.py).
+  redacted text[] NOT NULL DEFAULT '{}',
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, asserted_by) REFERENCES actors (workspace_id, id),
@@ -402,6 +412,8 @@ CREATE TABLE handoffs (
   pointed_ids uuid[] NOT NULL DEFAULT '{}',
   idempotency_key text CHECK (length(idempotency_key) BETWEEN 1 AND 200),
   request_digest text NOT NULL,
+  -- Written by the client's model (a compact summary) rather than by a checkpoint call.
+  draft boolean NOT NULL DEFAULT false,
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id),
@@ -411,3 +423,28 @@ CREATE TABLE handoffs (
 CREATE UNIQUE INDEX handoffs_idempotency ON handoffs (workspace_id, created_by, idempotency_key)
   WHERE idempotency_key IS NOT NULL;
 CREATE INDEX handoffs_latest ON handoffs (workspace_id, project_id, created_at DESC, id DESC);
+
+-- What each import wrote, by the source's own key (a tool-call id, an ADR's path,
+-- a rule's text): importing the same thing twice finds it here and writes nothing.
+-- A key of a document (a rules file imported whole) keeps its place in it, so
+-- that a re-import pairs an edited rule with the one it replaces.
+CREATE TABLE imports (
+  workspace_id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  key text NOT NULL CHECK (length(key) BETWEEN 1 AND 500),
+  document text CHECK (length(document) BETWEEN 1 AND 500),
+  position integer NOT NULL DEFAULT 0,
+  digest text NOT NULL,
+  item_id uuid,
+  proposal_id uuid,
+  imported_by uuid NOT NULL,
+  imported_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, project_id, key),
+  FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
+  FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
+  FOREIGN KEY (workspace_id, proposal_id) REFERENCES proposals (workspace_id, id),
+  FOREIGN KEY (workspace_id, imported_by) REFERENCES actors (workspace_id, id),
+  CHECK (item_id IS NOT NULL OR proposal_id IS NOT NULL)
+);
+CREATE INDEX imports_document ON imports (workspace_id, project_id, document, position)
+  WHERE document IS NOT NULL;

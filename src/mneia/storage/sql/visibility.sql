@@ -41,6 +41,8 @@ ALTER TABLE disputes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE disputes FORCE ROW LEVEL SECURITY;
 ALTER TABLE handoffs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE handoffs FORCE ROW LEVEL SECURITY;
+ALTER TABLE imports ENABLE ROW LEVEL SECURITY;
+ALTER TABLE imports FORCE ROW LEVEL SECURITY;
 
 -- Workspaces and identities ---------------------------------------------------
 
@@ -237,3 +239,17 @@ CREATE POLICY handoff_write ON handoffs FOR INSERT WITH CHECK (
   AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = handoffs.workspace_id
                 AND s.id = handoffs.session_id AND s.project_id = handoffs.project_id
                 AND s.actor_id = (SELECT mneia_actor())));
+
+-- Imports: the ledger of a project's imports, read and written by whoever works
+-- in the project; what an entry names is filtered again by the policies above.
+CREATE POLICY import_read ON imports FOR SELECT USING (
+  workspace_id = (SELECT mneia_workspace())
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
+CREATE POLICY import_write ON imports FOR INSERT WITH CHECK (
+  workspace_id = (SELECT mneia_workspace()) AND imported_by = (SELECT mneia_actor())
+  AND imported_at = now()
+  AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
+CREATE POLICY import_rewrite ON imports FOR UPDATE
+  USING (workspace_id = (SELECT mneia_workspace())
+         AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+  WITH CHECK (workspace_id = (SELECT mneia_workspace()));

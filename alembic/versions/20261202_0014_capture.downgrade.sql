@@ -1,0 +1,12 @@
+SET LOCAL check_function_bodies = off;
+SET LOCAL ROLE mneia_owner;
+REVOKE UPDATE (transcript_ended_at) ON sessions FROM mneia_app;
+DROP TABLE imports;
+ALTER TABLE handoffs DROP COLUMN draft;
+ALTER TABLE sessions DROP CONSTRAINT sessions_transcript_times;
+ALTER TABLE sessions DROP COLUMN transcript_ended_at;
+ALTER TABLE sessions DROP COLUMN transcript_started_at;
+ALTER TABLE items DROP CONSTRAINT items_said_before_recorded;
+ALTER TABLE items DROP COLUMN redacted;
+ALTER TABLE items DROP COLUMN said_at;
+RESET ROLE;
