@@ -221,3 +221,13 @@ async def test_a_transcript_session_is_found_again_and_listed(api: Api, world: W
     assert [node["id"] for node in found["sessions"]["nodes"]] == [first["session"]["id"]]
     other = await api.run(world.human.token, SESSIONS, p=world.project_id, e="nope", first=5, after=None)
     assert other["sessions"]["nodes"] == []
+
+
+async def test_supersedes_key_reaches_a_key_of_an_earlier_request(api: Api, world: World) -> None:
+    """Importers send 500 items a request: a chain may cross from one request into the next."""
+    await run_import(api, world.human.token, batch(world, [claim("adr:3", "Use cron for jobs")]))
+    later = batch(
+        world, [claim("adr:9", "Use a job queue", supersedesKey="adr:3", supersessionReason="lost jobs")]
+    )
+    (write,) = (await run_import(api, world.human.token, later))["writes"]
+    assert write["action"] == "SUPERSEDED" and write["item"]["supersedesId"]

@@ -378,7 +378,12 @@ async def import_items(info: Info, input: ImportInput) -> ImportResult:
             if entry.item_id is not None
         ]
     keys = [one.given.key for one in cleaned]
-    batch.found = await imports.by_keys(tx, batch.project_id, keys)
+    targets = [
+        wanted
+        for one in cleaned
+        if (wanted := one.given.supersedes_key) is not None and not wanted.startswith(ID_PREFIX)
+    ]
+    batch.found = await imports.by_keys(tx, batch.project_id, list(dict.fromkeys(keys + targets)))
     batch.found.update({entry.key: entry for entry in earlier_document})
 
     edits: dict[str, Entry] = {}
