@@ -415,6 +415,81 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# --- capture: mneia hook, mneia hooks install, mneia sync (src/mneia/capture) ------------------------
+# The console script (mneia.launch) sends `mneia hook` to mneia.capture.hook before this module is
+# imported; these entries list the three commands in `mneia --help` and serve `python -m mneia.cli`.
+
+
+def run_hook(args: argparse.Namespace) -> None:
+    """Reached through ``python -m mneia.cli`` only: the console script goes to the hook directly."""
+    from mneia.capture import hook
+
+    raise SystemExit(hook.main([args.client]))
+
+
+def run_hooks_install(args: argparse.Namespace) -> None:
+    from mneia.capture import install
+
+    try:
+        status = install.run(
+            args.client, project_dir=args.project_dir, dry_run=args.dry_run, json_output=args.json
+        )
+    except install.Refused as exc:
+        raise CliError(str(exc), status=exc.status) from None
+    if status:
+        raise SystemExit(status)
+
+
+def run_sync(args: argparse.Namespace) -> None:
+    from mneia.capture import remote, sync
+
+    try:
+        settings = remote.Settings.from_env()
+    except remote.Unconfigured as exc:
+        raise CliError(str(exc), status=2) from None
+    status = sync.run(settings, json_output=args.json)
+    if status:
+        raise SystemExit(status)
+
+
+def _capture_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from mneia.capture.hook import CLIENTS  # the standard library only: cheap
+
+    hook_cmd = commands.add_parser(
+        "hook",
+        help="run by Claude Code, Codex or Gemini CLI as a hook: resume at a session's start, "
+        "spool its end (payload on stdin; always exits 0)",
+    )
+    hook_cmd.add_argument("client", choices=CLIENTS)
+    hook_cmd.set_defaults(run=run_hook)
+
+    hooks_cmd = commands.add_parser("hooks", help="set up a client's hooks to run `mneia hook`")
+    hooks_commands = hooks_cmd.add_subparsers(dest="hooks_command", required=True, metavar="COMMAND")
+    install_cmd = hooks_commands.add_parser(
+        "install", help="write or merge the client's settings file so that its hooks run `mneia hook`"
+    )
+    install_cmd.add_argument("client", choices=CLIENTS)
+    install_cmd.add_argument(
+        "--project-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the project's settings (DIR/.claude, DIR/.codex, DIR/.gemini); default: the user's (~/)",
+    )
+    install_cmd.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    install_cmd.add_argument("--json", action="store_true", help="print what was done as JSON")
+    install_cmd.set_defaults(run=run_hooks_install)
+
+    sync_cmd = commands.add_parser(
+        "sync", help="send what the hooks spooled (session ends, compact summaries) to MNEIA_URL"
+    )
+    sync_cmd.add_argument("--json", action="store_true", help="print what was sent as JSON")
+    sync_cmd.set_defaults(run=run_sync)
+
+
+# --- end of capture --------------------------------------------------------------------------------
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="mneia", description="Project memory for teams of people and AI agents."
@@ -450,6 +525,8 @@ def parser() -> argparse.ArgumentParser:
 
     schema_cmd = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     schema_cmd.set_defaults(run=run_schema)
+
+    _capture_commands(commands)  # capture: hook, hooks, sync
 
     admin = commands.add_parser("admin", help="administrator's commands")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")
