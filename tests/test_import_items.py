@@ -53,7 +53,7 @@ async def test_importing_the_same_batch_twice_writes_nothing(api: Api, world: Wo
     assert [w["action"] for w in first["writes"]] == ["ASSERTED", "ASSERTED"]
     again = await run_import(api, world.human.token, batch(world, items))
     assert (again["written"], again["unchanged"]) == (0, 2)
-    assert [w["item"] for w in again["writes"]] == [None, None]
+    assert [w["item"]["id"] for w in again["writes"]] == [w["item"]["id"] for w in first["writes"]]
     page = await api.run(world.human.token, ITEMS_AS_OF, p=world.project_id, asOf=None)
     assert page["items"]["totalCount"] == 2
 
@@ -231,3 +231,48 @@ async def test_supersedes_key_reaches_a_key_of_an_earlier_request(api: Api, worl
     )
     (write,) = (await run_import(api, world.human.token, later))["writes"]
     assert write["action"] == "SUPERSEDED" and write["item"]["supersedesId"]
+
+
+async def test_a_changed_confidence_is_an_edit_and_unchanged_writes_name_their_item(
+    api: Api, world: World
+) -> None:
+    first = await run_import(
+        api, world.agent.token, batch(world, [claim("t:1", "Retries are idempotent", confidence=0.5)])
+    )
+    written = first["writes"][0]["item"]
+    same = await run_import(
+        api, world.agent.token, batch(world, [claim("t:1", "Retries are idempotent", confidence=0.5)])
+    )
+    assert same["writes"][0]["action"] == "UNCHANGED"
+    assert same["writes"][0]["item"]["id"] == written["id"]
+    surer = await run_import(
+        api, world.agent.token, batch(world, [claim("t:1", "Retries are idempotent", confidence=0.9)])
+    )
+    assert surer["writes"][0]["action"] == "SUPERSEDED"
+    assert surer["writes"][0]["item"]["supersedesId"] == written["id"]
+
+
+async def test_a_key_whose_target_was_replaced_since_is_asserted_outside_the_chain(
+    api: Api, world: World
+) -> None:
+    """R7: an import never replaces what somebody else wrote since; the source's decision still lands."""
+    old = (await run_import(api, world.human.token, batch(world, [claim("adr:3", "Use cron")])))["writes"][0][
+        "item"
+    ]
+    await api.run(
+        world.human.token,
+        """mutation($t: ID!, $p: ID!) { supersedeItem(input: {targetId: $t, reason: "by hand",
+             replacement: {projectId: $p, kind: DECISION, statement: "Use systemd timers"}}) { __typename } }""",
+        t=old["id"],
+        p=world.project_id,
+    )
+    later = batch(
+        world, [claim("adr:9", "Use a job queue", supersedesKey="adr:3", supersessionReason="lost")]
+    )
+    (write,) = (await run_import(api, world.human.token, later))["writes"]
+    assert write["action"] == "ASSERTED" and write["item"]["supersedesId"] is None
+    assert "SUPERSEDED" in write["note"]
+    edited = batch(world, [claim("adr:3", "Use cron, every minute")])
+    (edit,) = (await run_import(api, world.human.token, edited))["writes"]
+    assert edit["action"] == "SKIPPED" and edit["item"]["id"] == old["id"]
+    assert "the edit was not applied" in edit["note"]

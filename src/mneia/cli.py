@@ -490,6 +490,66 @@ def _capture_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
 # --- end of capture --------------------------------------------------------------------------------
 
 
+# --- import and export (src/mneia/capture/importer.py, export.py, restore.py) ------------------
+
+
+def run_import(args: argparse.Namespace) -> None:
+    from mneia.capture import importer
+
+    try:
+        if args.kind == "mneia":
+            from mneia.capture import restore
+
+            if len(args.paths) != 1:
+                raise CliError("mneia import mneia takes one export file", status=2)
+            status = restore.run_import(args.paths[0], as_json=args.json)
+        else:
+            status = importer.run(args.kind, args.paths, as_json=args.json)
+    except importer.ImportFailed as exc:
+        raise CliError(str(exc), status=exc.status) from None
+    if status:
+        raise SystemExit(status)
+
+
+def run_export(args: argparse.Namespace) -> None:
+    from mneia.capture import export, importer
+
+    try:
+        status = export.run_export(
+            project=args.project, workspace=args.workspace, out=sys.stdout, as_json_summary=args.json
+        )
+    except importer.ImportFailed as exc:
+        raise CliError(str(exc), status=exc.status) from None
+    if status:
+        raise SystemExit(status)
+
+
+def _import_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    import_cmd = commands.add_parser(
+        "import",
+        help="import sessions (claude-code, codex, gemini), ADRs (adr), agent rules files (rules) or an "
+        "export (mneia) into MNEIA_PROJECT at MNEIA_URL, idempotently",
+        description="Import into MNEIA_PROJECT at MNEIA_URL with MNEIA_TOKEN. Importing the same source "
+        "again writes nothing; credentials are redacted first. See docs/capture.md.",
+    )
+    import_cmd.add_argument("kind", choices=("claude-code", "codex", "gemini", "adr", "rules", "mneia"))
+    import_cmd.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    import_cmd.add_argument("--json", action="store_true", help="print what was written as JSON")
+    import_cmd.set_defaults(run=run_import)
+
+    export_cmd = commands.add_parser(
+        "export", help="write a project's (or the workspace's) memory as you may see it, as JSON Lines"
+    )
+    which = export_cmd.add_mutually_exclusive_group()
+    which.add_argument("--project", metavar="P", help="a project's id or name (default: MNEIA_PROJECT)")
+    which.add_argument("--workspace", action="store_true", help="every project you can see")
+    export_cmd.add_argument("--json", action="store_true", help="print the summary to stderr as JSON")
+    export_cmd.set_defaults(run=run_export)
+
+
+# --- end of import and export -------------------------------------------------------------------
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="mneia", description="Project memory for teams of people and AI agents."
@@ -527,6 +587,7 @@ def parser() -> argparse.ArgumentParser:
     schema_cmd.set_defaults(run=run_schema)
 
     _capture_commands(commands)  # capture: hook, hooks, sync
+    _import_commands(commands)  # import, export
 
     admin = commands.add_parser("admin", help="administrator's commands")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")

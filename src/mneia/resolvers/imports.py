@@ -27,7 +27,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import strawberry
 
@@ -105,6 +105,9 @@ class Cleaned:
     digest: str = ""
 
     def __post_init__(self) -> None:
+        """What the item says. The source's circumstances are left out: when it said it (saidAt),
+        why it replaced another (the reason), its suggestion, and validTo, which an ADR gains when
+        a successor appears (that is a supersession, not an edit of the older ADR)."""
         content = {
             "kind": self.given.kind.value,
             "statement": self.statement,
@@ -112,6 +115,8 @@ class Cleaned:
             "basis": self.basis,
             "scope": self.given.scope.value if self.given.scope else None,
             "validFrom": self.given.valid_from.isoformat() if self.given.valid_from else None,
+            "confidence": self.given.confidence,
+            "decayAfter": self.given.decay_after.total_seconds() if self.given.decay_after else None,
             "supersedes": self.given.supersedes_key,
             "retired": self.retired,
         }
@@ -119,7 +124,7 @@ class Cleaned:
         self.digest = hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _clean(given: ImportItemInput, field: str) -> Cleaned:
+def _clean(given: ImportItemInput, field: str, now: datetime) -> Cleaned:
     kinds: list[str] = []
     for claimed in given.redacted or []:
         if claimed not in KNOWN_KINDS:
@@ -133,7 +138,7 @@ def _clean(given: ImportItemInput, field: str) -> Cleaned:
         kinds.extend(result.kinds)
         return result.text
 
-    if given.said_at is not None and given.said_at > datetime.now(UTC):
+    if given.said_at is not None and given.said_at > now:
         raise BadInput(f"{field}.saidAt", "is in the future: a source cannot have said it yet")
     statement = cleaned(required_text(given.statement, f"{field}.statement"))
     assert statement is not None
@@ -173,8 +178,14 @@ class Batch:
     wrote: dict[str, Entry] = field(default_factory=dict)
     writes: list[ImportWrite] = field(default_factory=list)
 
+    records: dict[uuid.UUID, ItemRecord] = field(default_factory=dict)
+    """The items the ledger's entries found name, as the caller sees them (read once)."""
+
     def entry(self, key: str) -> Entry | None:
         return self.wrote.get(key) or self.found.get(key)
+
+    def record_of(self, entry: Entry) -> ItemRecord | None:
+        return self.records.get(entry.item_id) if entry.item_id else None
 
 
 async def _session(info: Info, batch: Batch, given: ImportSessionInput) -> SessionRecord:
@@ -232,8 +243,8 @@ def _assertion(batch: Batch, one: Cleaned) -> AssertItemInput:
 
 
 async def _target(info: Info, batch: Batch, wanted: str, field: str) -> ItemRecord:
-    """What ``supersedesKey`` names: an id, or a key imported before or earlier in the batch
-    (followed to its chain's head, when that key's item was replaced since)."""
+    """What ``supersedesKey`` names: an id, or the item a key imported before or earlier in the
+    batch wrote (never followed along its chain: what replaced it since is somebody else's)."""
     tx = info.context.tx
     if wanted.startswith(ID_PREFIX):
         target = await item.get(tx, parse_id(wanted[len(ID_PREFIX) :], field))
@@ -272,15 +283,8 @@ async def _replace(
 ) -> tuple[ImportAction, ItemRecord | None, ProposalRecord | None, str | None]:
     if target.status != ItemStatus.ACTIVE:
         head = await item.head(info.context.tx, target.id)
-        return (
-            ImportAction.SKIPPED,
-            target,
-            None,
-            (
-                f"the item it replaces is {target.status}, not ACTIVE (the chain's head is {head.id}); "
-                "nothing was replaced"
-            ),
-        )
+        why = f"the item it replaces, {target.id}, is {target.status} (the chain's head is {head.id})"
+        return ImportAction.SKIPPED, None, None, why
     change = SupersedeInput(
         target_id=strawberry.ID(str(target.id)), replacement=_assertion(batch, one), reason=reason
     )
@@ -315,7 +319,7 @@ async def _one(
     )
     known = batch.entry(given.key)
     if known is not None and known.digest == one.digest:
-        batch.writes.append(_write(given.key, ImportAction.UNCHANGED, info))
+        batch.writes.append(_write(given.key, ImportAction.UNCHANGED, info, batch.record_of(known)))
         if known.position != position and batch.document:
             batch.wrote[given.key] = Entry(
                 given.key, batch.document, position, known.digest, known.item_id, known.proposal_id
@@ -327,13 +331,17 @@ async def _one(
     note: str | None = None
     if earlier is not None and earlier.item_id is not None and given.supersedes_key is None:
         target = await _target(info, batch, f"{ID_PREFIX}{earlier.item_id}", f"{one.field}.key")
-        action, record, pending, note = await _replace(
-            info, batch, one, await item.head(info.context.tx, target.id), edit_reason, source
-        )
+        action, record, pending, note = await _replace(info, batch, one, target, edit_reason, source)
+        if action == ImportAction.SKIPPED:
+            record, note = batch.record_of(earlier), f"the edit was not applied: {note}"
     elif given.supersedes_key is not None:
         target = await _target(info, batch, given.supersedes_key, f"{one.field}.supersedesKey")
         reason = one.reason or edit_reason
         action, record, pending, note = await _replace(info, batch, one, target, reason, source)
+        if action == ImportAction.SKIPPED and earlier is None:
+            # What the source decided is memory all the same: asserted, outside the chain.
+            record = await write_assertion(info, _assertion(batch, one), one.field, source)
+            action, note = ImportAction.ASSERTED, f"asserted without replacing anything: {note}"
     else:
         record = await write_assertion(info, _assertion(batch, one), one.field, source)
         action = ImportAction.ASSERTED
@@ -342,7 +350,7 @@ async def _one(
     batch.writes.append(_write(given.key, action, info, record, pending, note))
     if action == ImportAction.SKIPPED and earlier is not None:
         return  # the ledger keeps what the key wrote; a later import tries again
-    written_id = record.id if record is not None and action != ImportAction.SKIPPED else None
+    written_id = record.id if record is not None else None
     if written_id is None and pending is None:
         return
     if edited is not None and known is None:
@@ -363,7 +371,9 @@ async def import_items(info: Info, input: ImportInput) -> ImportResult:
     if input.complete and document is None:
         raise BadInput("input.complete", "needs input.document: the namespace the items complete")
     _checked_keys(input.items)
-    cleaned = [_clean(given, f"input.items[{index}]") for index, given in enumerate(input.items)]
+    # The database's clock, which said_at is checked against (items_said_before_recorded).
+    now = await imports.recorded_at(tx)
+    cleaned = [_clean(given, f"input.items[{index}]", now) for index, given in enumerate(input.items)]
     edit_reason = optional_text(input.edit_reason, "input.editReason") or f"edited in {source_name}"
     removal_reason = (
         optional_text(input.removal_reason, "input.removalReason") or f"removed from {source_name}"
@@ -385,6 +395,8 @@ async def import_items(info: Info, input: ImportInput) -> ImportResult:
     ]
     batch.found = await imports.by_keys(tx, batch.project_id, list(dict.fromkeys(keys + targets)))
     batch.found.update({entry.key: entry for entry in earlier_document})
+    named = [entry.item_id for entry in batch.found.values() if entry.item_id is not None]
+    batch.records = await item.by_ids(tx, named) if named else {}
 
     edits: dict[str, Entry] = {}
     removed: list[Entry] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -101,3 +102,8 @@ async def moved(tx: Tx, project_id: uuid.UUID, document: str, positions: dict[st
             .where(imports.c.project_id == project_id, imports.c.key == key)
             .values(document=document, position=position)
         )
+
+
+async def recorded_at(tx: Tx) -> datetime:
+    """The transaction's time, which the database records every write at (and checks saidAt by)."""
+    return (await tx.execute(select(func.now()))).scalar_one()
