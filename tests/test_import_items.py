@@ -262,7 +262,8 @@ async def test_a_key_whose_target_was_replaced_since_is_asserted_outside_the_cha
     await api.run(
         world.human.token,
         """mutation($t: ID!, $p: ID!) { supersedeItem(input: {targetId: $t, reason: "by hand",
-             replacement: {projectId: $p, kind: DECISION, statement: "Use systemd timers"}}) { __typename } }""",
+             replacement: {projectId: $p, kind: DECISION, statement: "Use systemd timers"}}) {
+             __typename } }""",
         t=old["id"],
         p=world.project_id,
     )
