@@ -87,8 +87,11 @@ def test_variables_are_redacted_wherever_the_strings_sit() -> None:
             "nextSteps": ["rotate AKIA…[redacted aws-access-key]"],
             "confidence": 0.5,
             "n": None,
+            # An item's input names the kinds removed from its own strings (issue 22).
+            "redacted": ["aws-access-key"],
         }
     }
+    assert "redacted" not in redacted_values({"input": {"statement": "nothing secret here"}})["input"]  # type: ignore[index]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +100,9 @@ async def base(engine: AsyncEngine) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-ITEMS = "query($p: ID!) { items(projectId: $p) { nodes { statement details provenance { basis } } } }"
+ITEMS = (
+    "query($p: ID!) { items(projectId: $p) { nodes { statement details provenance { basis redacted } } } }"
+)
 
 
 async def test_an_agents_assertion_over_mcp_is_stored_redacted(base: str, api: Api, world: World) -> None:
@@ -119,3 +124,5 @@ async def test_an_agents_assertion_over_mcp_is_stored_redacted(base: str, api: A
     assert node["statement"] == "CI pushes with ghp_…[redacted github-token]"
     assert "s3cr3t" not in node["details"] and "[redacted url-password]" in node["details"]
     assert node["provenance"]["basis"] == "[private] the deploy log"
+    # The kinds removed are recorded in its provenance, so a reader knows something was withheld.
+    assert node["provenance"]["redacted"] == ["github-token", "url-password", "private"]

@@ -50,6 +50,8 @@ RULES = (
     _rule("url-password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@", 0),
 )
 PRIVATE = re.compile(r"<private>[\s\S]*?</private>", re.IGNORECASE)
+KINDS = ("private", *(rule.kind for rule in RULES))
+"""Every kind ``redact`` may name: what an item's provenance may list as redacted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +84,26 @@ def redact(text: str) -> Redacted:
 
 
 def redacted_values(value: object) -> object:
-    """Every string inside ``value`` (a GraphQL request's variables) redacted, the rest as it was."""
+    """Every string inside ``value`` (a GraphQL request's variables) redacted, the rest as it was.
+
+    An item's input (an object with a ``statement``) also names the kinds removed from its own
+    strings in ``redacted``, so that they reach the item's provenance (``Provenance.redacted``).
+    """
     if isinstance(value, str):
         return redact(value).text
     if isinstance(value, list):
         return [redacted_values(item) for item in value]
     if isinstance(value, dict):
-        return {key: redacted_values(item) for key, item in value.items()}
+        cleaned = {key: redacted_values(item) for key, item in value.items()}
+        if isinstance(value.get("statement"), str):
+            own = [
+                kind
+                for name, item in value.items()
+                if isinstance(item, str) and name != "redacted"
+                for kind in redact(item).kinds
+            ]
+            given = [kind for kind in value.get("redacted") or [] if isinstance(kind, str)]
+            if own or given:
+                cleaned["redacted"] = list(dict.fromkeys([*given, *own]))
+        return cleaned
     return value

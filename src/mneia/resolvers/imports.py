@@ -34,7 +34,7 @@ import strawberry
 from mneia.authority import Source, require_changeable, require_status_change
 from mneia.errors import BadInput, HumanRequired, NotFound
 from mneia.resolvers.context import Info
-from mneia.resolvers.inputs import deep_link, optional_text, parse_id, required_text
+from mneia.resolvers.inputs import deep_link, optional_text, parse_id, redacted_kinds, required_text
 from mneia.resolvers.item import changed, write_assertion
 from mneia.resolvers.project import project_to_work_in
 from mneia.resolvers.supersession import Replaced, write_supersession
@@ -51,7 +51,7 @@ from mneia.schema.item import AssertItemInput, Item
 from mneia.schema.proposal import Proposal
 from mneia.schema.session import Session
 from mneia.schema.supersession import SupersedeInput
-from mneia.secrets import RULES, redact
+from mneia.secrets import redact
 from mneia.storage import imports, item, session
 from mneia.storage.database import Tx
 from mneia.storage.imports import Entry
@@ -66,7 +66,6 @@ BATCH_LIMIT = 500
 ID_PREFIX = "id:"
 REMOVED = "removed:"
 """Marks the digest of a key retired because its document no longer holds it."""
-KNOWN_KINDS = frozenset(rule.kind for rule in RULES) | {"private"}
 
 
 def paired(old: Sequence[str], new: Sequence[str]) -> list[tuple[str | None, str | None]]:
@@ -125,11 +124,7 @@ class Cleaned:
 
 
 def _clean(given: ImportItemInput, field: str, now: datetime) -> Cleaned:
-    kinds: list[str] = []
-    for claimed in given.redacted or []:
-        if claimed not in KNOWN_KINDS:
-            raise BadInput(f"{field}.redacted", f"{claimed!r} is not a kind of credential Mneia redacts")
-        kinds.append(claimed)
+    kinds = list(redacted_kinds(given.redacted, f"{field}.redacted"))
 
     def cleaned(value: str | None) -> str | None:
         if value is None:

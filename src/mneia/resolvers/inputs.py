@@ -111,6 +111,16 @@ def confidence(value: float | None, field: str = "confidence") -> float | None:
     return value
 
 
+def redacted_kinds(values: list[str] | None, field: str) -> tuple[str, ...]:
+    """Kinds of credential a client says it removed (mneia.secrets): each one Mneia knows, once."""
+    from mneia.secrets import KINDS
+
+    for value in values or []:
+        if value not in KINDS:
+            raise BadInput(field, f"{value!r} is not a kind of credential Mneia redacts ({', '.join(KINDS)})")
+    return tuple(dict.fromkeys(values or []))
+
+
 def page_size(value: int | None, field: str = "first", limit: int = 500) -> int:
     size = 50 if value is None else value
     if not 1 <= size <= limit:

@@ -24,6 +24,7 @@ from mneia.resolvers.inputs import (
     page_size,
     parse_id,
     parse_ids,
+    redacted_kinds,
     required_text,
 )
 from mneia.resolvers.project import project_to_work_in
@@ -145,6 +146,7 @@ async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> 
         valid_from=data.valid_from,
         valid_to=data.valid_to,
         decay_after=data.decay_after,
+        redacted=redacted_kinds(data.redacted, f"{field}.redacted"),
     )
 
 

@@ -314,3 +314,8 @@ class AssertItemInput:
     contradicts: list[strawberry.ID] | None = strawberry.field(
         default=None, description="Items this assertion contradicts."
     )
+    redacted: list[str] | None = strawberry.field(
+        default=None,
+        description="Kinds of credential the client removed from this text before sending it (e.g."
+        ' ["aws-access-key"]), as mneia mcp and the importers do: listed in provenance.redacted.',
+    )
