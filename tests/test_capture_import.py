@@ -426,3 +426,32 @@ async def test_sync_with_the_server_down_keeps_everything(tmp_path: Path) -> Non
     done = mneia("sync", env=env)
     assert done.returncode == 1 and "kept for later" in done.stderr
     assert len(spool.pending({"MNEIA_STATE_DIR": str(state)})) == 1
+
+
+async def test_a_session_that_never_ended_is_sent_once_it_goes_quiet(
+    api: Api, served: str, tmp_path: Path
+) -> None:
+    """A crashed client sends no SessionEnd: the start the hook spooled stands in for it, later."""
+    world = await api.world()
+    state = tmp_path / "state"
+    env = environment(served, world.agent.token, world.project_id, state)
+    path = transcript(tmp_path / "c0ffee-4.jsonl", session="c0ffee-4")
+    start = {
+        "session_id": "c0ffee-4",
+        "transcript_path": str(path),
+        "cwd": "/work/shop",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    hook("claude-code", start, {**env, "MNEIA_HOOK_DEADLINE": "120"})
+    waiting = spool.pending({"MNEIA_STATE_DIR": str(state)})
+    assert [spool.read(entry)["kind"] for entry in waiting] == ["start"]
+    # Still being written: it waits (the default quiet time is two hours).
+    assert json.loads(mneia("sync", "--json", env=env).stdout)["sent"] == []
+    quiet = {**env, "MNEIA_SYNC_QUIET": "60"}
+    os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))
+    (sent,) = json.loads(mneia("sync", "--json", env=quiet).stdout)["sent"]
+    assert sent["written"] == 2 and sent["handoff"]
+    assert spool.pending({"MNEIA_STATE_DIR": str(state)}) == []
+    latest = (await api.run(world.human.token, LATEST, p=world.project_id))["latestHandoff"]
+    assert "sent no end" in latest["summary"]

@@ -233,7 +233,14 @@ def _start(
             _log(env, f"{client}: cannot cache the resume: {error}")
     stdout.write(json.dumps(output(client, text)) + "\n")
     stdout.flush()
-    _sync_in_background(env)
+    if isinstance(payload.get("transcript_path"), str) and payload.get("session_id"):
+        # After the answer, so the client never waits for it: a session that crashes sends no
+        # SessionEnd, and this lets ``mneia sync`` import its transcript once it has gone quiet.
+        try:
+            _spool("start", client, payload, env)
+        except OSError as error:
+            _log(env, f"{client}: cannot spool the session's start: {error}")
+    _sync_in_background(env, payload.get("session_id"))
 
 
 def output(client: str, text: str) -> dict[str, Any]:
@@ -484,9 +491,23 @@ def _intro(parts: Mapping[str, Any], compact: bool) -> str:
 # --- in the background, and when things go wrong ---------------------------------------------------
 
 
-def _sync_in_background(env: Mapping[str, str]) -> None:
-    """Start ``mneia sync`` detached when the spool holds entries and no sync holds its lock."""
-    if not spool.pending(env) or spool.busy(env):
+def _worth_syncing(env: Mapping[str, str], session_id: object) -> bool:
+    """Whether the spool holds more than this session's own start: an end, a draft, or another
+    session's start (which may have crashed)."""
+    for path in spool.pending(env):
+        try:
+            entry = spool.read(path)
+        except (ValueError, OSError):
+            continue
+        if entry["kind"] != "start" or entry["payload"].get("session_id") != session_id:
+            return True
+    return False
+
+
+def _sync_in_background(env: Mapping[str, str], session_id: object = None) -> None:
+    """Start ``mneia sync`` detached when the spool holds something to send and no sync holds its
+    lock."""
+    if not _worth_syncing(env, session_id) or spool.busy(env):
         return
     import subprocess
 

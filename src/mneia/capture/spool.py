@@ -19,7 +19,9 @@ are not entries.
 **Entry**, version 1::
 
     {"version": 1,
-     "kind": "end" | "draft",     # end: the session ended; draft: a compact summary (kind "draft")
+     "kind": "start" | "end" | "draft",   # start: a session began (its transcript may be imported
+                                          # once it goes quiet, if no end ever comes: a crash);
+                                          # end: the session ended; draft: a compact summary
      "client": "claude-code" | "codex" | "gemini",   # gemini: Gemini CLI (tool "gemini-cli")
      "payload": {...},            # the client's hook input, as received (session_id, cwd, ...)
      "url": "http://...",         # MNEIA_URL when it was spooled (its default when unset)
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 VERSION = 1
-KINDS = ("end", "draft")
+KINDS = ("start", "end", "draft")
 LOCK = ".lock"
 
 

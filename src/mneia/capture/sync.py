@@ -13,6 +13,11 @@ failure (the server down, a crash) leaves them for the next run; every write
 is keyed or carries an idempotency key, so a run that dies halfway and is
 repeated writes nothing twice. ``draft`` entries of a session that has not
 ended wait for its end. One sync runs at a time (``spool.exclusive``).
+
+A session that never ends (the client crashed, the machine slept for good)
+sends no SessionEnd: its ``start`` entry is taken as its end once its
+transcript has not changed for ``QUIET`` seconds (``MNEIA_SYNC_QUIET``),
+and its handoff says no end was seen.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,8 @@ from mneia.capture import spool, upload
 from mneia.capture.record import Capture, Checkpoint, NotASource, Origin, SessionFacts
 from mneia.capture.remote import UNREACHABLE, RemoteError, Settings, project_id
 
+QUIET = 2 * 60 * 60
+"""Seconds a started session's transcript stays unchanged before it counts as ended without an end."""
 TOOLS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
 RESUME = {"claude-code": "claude --resume {}", "codex": "codex resume {}", "gemini": "gemini --resume {}"}
 
@@ -45,23 +54,46 @@ class Ended:
     paths: list[Path] = field(default_factory=list)
     ends: list[dict[str, Any]] = field(default_factory=list)
     drafts: list[dict[str, Any]] = field(default_factory=list)
+    starts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def last_end(self) -> dict[str, Any]:
-        return self.ends[-1]
+        return (self.ends or self.starts)[-1]
+
+    @property
+    def unended(self) -> bool:
+        return not self.ends
 
 
-def sessions(entries: list[tuple[Path, dict[str, Any]]]) -> list[Ended]:
-    """The spooled entries by session, in the order their sessions ended; drafts of a session that
-    has not ended are left waiting."""
+def quiet_for(entry: dict[str, Any], now: float) -> float:
+    """Seconds since the session's transcript last changed (since the entry was spooled, when the
+    transcript is gone)."""
+    path = entry["payload"].get("transcript_path")
+    try:
+        return now - Path(str(path)).stat().st_mtime
+    except (OSError, ValueError):
+        try:
+            return now - datetime.fromisoformat(str(entry["spooled_at"])).timestamp()
+        except ValueError:
+            return 0.0
+
+
+def sessions(entries: list[tuple[Path, dict[str, Any]]], *, quiet: float = QUIET) -> list[Ended]:
+    """The spooled entries by session, in the order they were spooled: those that ended, and those
+    started long enough ago, and quiet since, to count as ended; the rest wait."""
     grouped: dict[tuple[str, str], Ended] = {}
     for path, entry in entries:
         payload = entry["payload"]
         key = (str(entry["client"]), str(payload.get("session_id") or ""))
         found = grouped.setdefault(key, Ended(key[0], key[1]))
         found.paths.append(path)
-        (found.ends if entry["kind"] == "end" else found.drafts).append(entry)
-    return [each for each in grouped.values() if each.ends]
+        {"end": found.ends, "start": found.starts}.get(entry["kind"], found.drafts).append(entry)
+    now = time.time()
+    return [
+        each
+        for each in grouped.values()
+        if each.ends or (each.starts and quiet_for(each.starts[-1], now) >= quiet)
+    ]
 
 
 def _digest(text: str) -> str:
@@ -112,10 +144,16 @@ def _checkpointed_before(remote: Any, project: str, external_id: str | None) -> 
 def _fallback(ended: Ended, capture: Capture) -> Checkpoint:
     """A handoff of facts only, for a session that ended with no checkpoint and no summary."""
     payload = ended.last_end["payload"]
-    reason = payload.get("reason") or payload.get("hook_event_name") or "an unknown reason"
     facts = capture.session
     assert facts is not None
-    said = [f"The {facts.tool} session ended ({reason}) without a checkpoint; nobody summarised it."]
+    if ended.unended:
+        said = [
+            f"The {facts.tool} session sent no end (the client may have crashed) and has been quiet"
+            " since; nobody checkpointed or summarised it."
+        ]
+    else:
+        reason = payload.get("reason") or payload.get("hook_event_name") or "an unknown reason"
+        said = [f"The {facts.tool} session ended ({reason}) without a checkpoint; nobody summarised it."]
     if facts.started_at and facts.ended_at:
         said.append(
             f"Its transcript runs from {facts.started_at:%Y-%m-%d %H:%M} to {facts.ended_at:%H:%M} UTC."
@@ -136,6 +174,16 @@ def send(remote: Any, project: str, ended: Ended) -> upload.Summary:
     return upload.import_capture(remote, project, capture)
 
 
+def _quiet(env: Mapping[str, str] | None) -> float:
+    import os
+
+    given = (env if env is not None else os.environ).get("MNEIA_SYNC_QUIET") or ""
+    try:
+        return float(given) if given.strip() else QUIET
+    except ValueError:
+        return QUIET
+
+
 def run(settings: Settings, *, json_output: bool, env: Mapping[str, str] | None = None) -> int:
     """One pass over the spool; 1 when something could not be sent (it stays for the next pass)."""
     with spool.exclusive(env, wait=False) as held:
@@ -153,7 +201,7 @@ def run(settings: Settings, *, json_output: bool, env: Mapping[str, str] | None 
         sent: list[dict[str, Any]] = []
         failed: list[str] = []
         projects: dict[str | None, str] = {}
-        for ended in sessions(entries):
+        for ended in sessions(entries, quiet=_quiet(env)):
             hint = ended.last_end.get("project") or settings.project
             try:
                 if hint not in projects:
