@@ -41,7 +41,6 @@ from __future__ import annotations
 import heapq
 import os
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -49,6 +48,8 @@ from datetime import UTC, date, datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
+from mneia.capture.frontmatter import front_matter, unquote
+from mneia.capture.git import last_commits
 from mneia.capture.record import Capture, Claim, NotASource, Origin
 
 STATEMENT_MAX = 400
@@ -91,53 +92,6 @@ class AdrRecord:
     supersedes: tuple[Reference, ...] = ()
 
 
-# --- front matter -------------------------------------------------------------------------------
-
-Fields = dict[str, str | list[str]]
-
-
-def front_matter(lines: list[str]) -> tuple[Fields, int]:
-    """The ``---`` … ``---`` block's simple keys, and how many lines it takes (0 when there is none).
-
-    Only what ADRs and rules files put there: ``key: value``, ``key: [a, b]``
-    and ``key:`` followed by ``- item`` lines. Not PyYAML: it is not among
-    this distribution's dependencies, and Cursor's ``globs: *.ts`` is not
-    valid YAML anyway.
-    """
-    if not lines or lines[0].strip() != "---":
-        return {}, 0
-    fields: Fields = {}
-    key: str | None = None
-    for n, line in enumerate(lines[1:], start=1):
-        stripped = line.strip()
-        if stripped in ("---", "..."):
-            return fields, n + 1
-        if not stripped or stripped.startswith("#"):
-            continue
-        item = re.match(r"-\s+(.*)$", stripped)
-        if item and key is not None:
-            value = fields.get(key)
-            fields[key] = [*value, _unquote(item[1])] if isinstance(value, list) else [_unquote(item[1])]
-            continue
-        pair = re.match(r"([A-Za-z_][\w-]*)\s*:\s*(.*)$", stripped)
-        if pair is None or line[:1].isspace():
-            continue
-        key = pair[1].lower()
-        raw = pair[2].strip()
-        if raw.startswith("[") and raw.endswith("]"):
-            fields[key] = [_unquote(v) for v in raw[1:-1].split(",") if v.strip()]
-        else:
-            fields[key] = _unquote(re.sub(r"\s+#.*$", "", raw)) if raw else []
-    return {}, 0  # never closed: not front matter
-
-
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
 def _text(value: str | list[str] | None) -> str | None:
     if isinstance(value, list):
         return ", ".join(value) or None
@@ -146,7 +100,7 @@ def _text(value: str | list[str] | None) -> str | None:
 
 def _names(value: str | list[str] | None) -> tuple[str, ...]:
     items = value if isinstance(value, list) else (value or "").split(",")
-    return tuple(n for n in (_unquote(i) for i in items) if n)
+    return tuple(n for n in (unquote(i) for i in items) if n)
 
 
 # --- one file -----------------------------------------------------------------------------------
@@ -434,7 +388,7 @@ def read(directory: Path, *, shown: str | None = None) -> Capture:
             f"no ADR found ({len(files)} markdown files, none with a title and a status,"
             " date, context or decision)",
         )
-    commits = _commits(directory, set(records))
+    commits = last_commits(directory, set(records))
     chain = _Chain(records, capture.skipped)
     capture.claims = [_claim(rel, records, chain, commits.get(rel)) for rel in chain.order()]
     return capture
@@ -577,42 +531,3 @@ class _Chain:
             if (new := self.newer.get(rel)) is not None:
                 heapq.heappush(ready, (self._rank(new), new))
         return out
-
-
-def _commits(directory: Path, wanted: set[str]) -> dict[str, str]:
-    """The last commit of each wanted file, in one ``git log`` pass; none for files changed since."""
-    base = ["git", "-c", "core.quotepath=off", "-C", str(directory)]
-    found: dict[str, str] = {}
-    try:
-        with subprocess.Popen(
-            [*base, "log", "--format=%x01%H", "--name-only", "--relative", "--no-renames", "--", "."],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        ) as log:
-            assert log.stdout is not None
-            sha = ""
-            for line in log.stdout:
-                line = line.rstrip("\n")
-                if line.startswith("\x01"):
-                    sha = line[1:]
-                elif line and line in wanted and line not in found:
-                    found[line] = sha
-                    if len(found) == len(wanted):
-                        log.kill()
-                        break
-        if not found:
-            return {}
-        changed = subprocess.run(
-            [*base, "diff", "--name-only", "--relative", "HEAD", "--", "."],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git
-        return {}
-    if changed.returncode != 0:
-        return {}
-    for line in changed.stdout.splitlines():
-        found.pop(line, None)
-    return found

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mneia.capture.adr import front_matter
+from mneia.capture.frontmatter import front_matter
 from mneia.capture.record import Capture, Claim, NotASource, Origin
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
