@@ -70,13 +70,16 @@ def test_r11_7_a_slice_text_counts_as_the_sum_of_its_pieces(pieces: list[str]) -
     assert all(not p[:1].isspace() for p in pieces)
 
 
-def test_r11_7_counts_are_cached_within_a_byte_budget() -> None:
+def test_r11_7_counts_are_cached_within_a_byte_budget_and_hold_no_text() -> None:
+    """Counts are kept by the text's digest: a redacted text (R16, R18) leaves no copy in memory."""
     cache = tokens.cached()
     text = "A line counted once " + uuid.uuid4().hex
-    assert text not in cache
+    before = len(cache)
     first = tokens.count(text)
-    assert text in cache and tokens.count(text) == first
+    assert len(cache) == before + 1 and tokens.count(text) == first and len(cache) == before + 1
     assert cache.size <= tokens.COUNT_CACHE_BYTES
+    assert not any(isinstance(key, str) for key in cache._entries)
+    assert all(text.encode() not in key for key in cache._entries)
 
 
 KINDS = list(ItemKind)
