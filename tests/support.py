@@ -344,6 +344,8 @@ def item_record(**changes: Any) -> ItemRecord:
         supersession_reason=None,
         said_at=None,
         redacted=[],
+        redacted_at=None,
+        redaction_reason=None,
     )
     return dataclasses.replace(record, **changes)
 

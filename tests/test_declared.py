@@ -24,8 +24,9 @@ from mneia.storage import catalog
 from mneia.storage.tables import metadata
 from tests.support import rows
 
-# Tables of the database that the application never queries (the owner's key).
-OWNER_ONLY = {"seal_keys"}
+# Tables of the database that the application never queries (the owner's key; a sign-in's
+# single-use states, reached through mneia_sign_in_keep and _take).
+OWNER_ONLY = {"seal_keys", "sign_in_states"}
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +133,15 @@ CALLABLE_BY_THE_SERVER = {
     "mneia_replacement_matches",
     "mneia_keeps_audience",
     "mneia_uuid7",
+    # R16-R18 (privacy.sql): whether an item is held (the redaction guard asks), a human's erasure.
+    "mneia_held",
+    "mneia_erase_actor",
+    # R19 (identity.sql): one person's memberships, and the steps of a sign-in.
+    "mneia_my_memberships",
+    "mneia_sign_in",
+    "mneia_sign_in_session",
+    "mneia_sign_in_keep",
+    "mneia_sign_in_take",
 }
 
 

@@ -36,7 +36,7 @@ from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review
 from tests.live import uvicorn_serving
-from tests.support import changed_tables, database_state
+from tests.support import RETIRE_ITEM, changed_tables, database_state
 from tests.test_api_tokens import CREATE_TOKEN
 
 
@@ -578,3 +578,31 @@ async def test_an_action_sent_without_htmx_is_said_on_the_page_it_lands_on_once(
     landed = await browser.client.get(refused.headers["location"])
     failed = '<p id="said" class="said failed" role="alert" tabindex="-1">Nothing was done: select'
     assert failed in landed.text, landed.text
+
+
+async def test_r16_the_redactions_tab_gives_notice_and_a_hold_keeps_an_item_out(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """What retention will blank within 30 days, with its day; a held item is not due (R17)."""
+    await api.run(
+        world.human.token,
+        'mutation { setRetentionPolicy(input: {statuses: [RETIRED], after: "P30D"}) { id } }',
+    )
+    due = await api.assert_item(
+        world.agent.token, projectId=world.project_id, statement="staging host is db-7"
+    )
+    held = await api.assert_item(
+        world.agent.token, projectId=world.project_id, statement="audit bucket is logs-2"
+    )
+    for made in (due, held):
+        await api.run(world.agent.token, RETIRE_ITEM, i=made["id"], r="moved")
+    await api.run(
+        world.human.token,
+        'mutation($i: ID!) { placeLegalHold(itemId: $i, reason: "audit") { id } }',
+        i=held["id"],
+    )
+    await browser.sign_in(world.human.token)
+    page = html.unescape((await browser.client.get(f"/inbox?tab=redactions&project={world.project_id}")).text)
+    panel = page.split('id="panel"')[1].split("</section>")[0]
+    assert "Redactions due" in page and due["id"] in panel and held["id"] not in panel
+    assert "the workspace's policy" in panel and "<form" not in panel

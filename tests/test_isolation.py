@@ -17,6 +17,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -63,6 +64,9 @@ TENANT_TABLES = (
     "disputes",
     "handoffs",
     "imports",
+    "invitations",
+    "retention_policies",
+    "legal_holds",
 )
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
@@ -154,6 +158,19 @@ async def populate(api: Api, label: str) -> Tenant:
              written } }""",
         p=project_id,
         s=f"{label}: never push to main",
+    )
+    await api.run(
+        human.token,
+        "mutation($e: String!) { createInvitation(email: $e) { id } }",
+        e=f"{label}-invitee@example.com",
+    )
+    await api.run(
+        human.token,
+        """mutation($p: ID!, $i: ID!) {
+             setRetentionPolicy(input: {projectId: $p, statuses: [RETIRED], after: "P90D"}) { id }
+             placeLegalHold(itemId: $i, reason: "audit") { id } }""",
+        p=project_id,
+        i=human_item["id"],
     )
     return Tenant(
         workspace_id,
@@ -518,6 +535,22 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "item_id": uuid.UUID(b.human_item),
             "imported_by": me,
         },
+        "invitations": {
+            "email": "planted@example.com",
+            "invited_by": me,
+            "expires_at": func.now() + timedelta(days=1),
+        },
+        "retention_policies": {
+            "project_id": uuid.UUID(b.project_id),
+            "statuses": ["RETIRED"],
+            "after": timedelta(days=90),
+            "created_by": me,
+        },
+        "legal_holds": {
+            "project_id": uuid.UUID(b.project_id),
+            "reason": "planted",
+            "placed_by": me,
+        },
     }
     row = planted[name]
     columns = tables.metadata.tables[name].c
@@ -690,7 +723,7 @@ async def test_r1_server_role_owns_nothing_and_owner_owns_every_table(admin_engi
     )
     owners = {row["table_name"]: row["owner"] for row in tables_owned}
     assert owned["objects"] == 0
-    assert set(owners) == set(TENANT_TABLES) | {"seal_keys"}
+    assert set(owners) == set(TENANT_TABLES) | {"seal_keys", "sign_in_states"}
     assert set(owners.values()) == {"mneia_owner"}
 
 

@@ -37,6 +37,7 @@ from mneia.http.persisted import PersistedQueries
 from mneia.http.probe import Probes
 from mneia.http.refusal import Refusal
 from mneia.http.view import GraphQLOverHTTP
+from mneia.inbox import oidc
 from mneia.mcp.http import Endpoint
 from mneia.resolvers.context import Context, bearer_token
 from mneia.resolvers.root import MneiaSchema, build_schema
@@ -179,7 +180,7 @@ def create_app(
         if dispose_engine:
             await engine.dispose()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             # Every method reaches the view, which answers 405 in JSON with an Allow header.
             Route("/graphql", graphql),
@@ -189,8 +190,12 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub),
+            *oidc.routes(settings.oidc, engine),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],
         lifespan=lifespan,
     )
+    # The inbox's sign-in page offers the provider's sign-in when there is one (docs/identity.md).
+    app.state.oidc_issuer = settings.oidc.issuer if settings.oidc else None
+    return app

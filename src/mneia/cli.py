@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from types import FrameType
@@ -41,6 +42,8 @@ from mneia.config import APP_ROLE, Settings, async_url
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from mneia.sweeper import Sweeper
 
 CONNECT_TIMEOUT = 10.0
 T = TypeVar("T")
@@ -263,6 +266,21 @@ def worker_app(app_url: str, workers_dir: Path | None = None) -> Starlette:
     return app
 
 
+def _sweeper(admin_url: str) -> Sweeper | None:
+    """The retention sweep's thread (mneia.sweeper), started; None when MNEIA_SWEEP_EVERY turns it off."""
+    from mneia.sweeper import Sweeper, every
+
+    try:
+        interval = every()
+    except ValueError as exc:
+        raise CliError(str(exc), status=2) from None
+    if interval is None:
+        return None
+    sweeper = Sweeper(admin_url, interval)
+    sweeper.start()
+    return sweeper
+
+
 def serve(args: argparse.Namespace) -> None:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
@@ -283,6 +301,7 @@ def serve(args: argparse.Namespace) -> None:
             migrate(db, settings)
             app_url = settings.server_url(db.admin_url)
             reachable(app_url, who=f" as {make_url(app_url).username}")
+            sweeper = _sweeper(db.admin_url)
             # A factory, so that each worker (a spawned process) builds its own engine.
             config = uvicorn.Config(
                 partial(worker_app, app_url, workers_dir),
@@ -309,6 +328,8 @@ def serve(args: argparse.Namespace) -> None:
             # SIGTERM handler and Python's SIGINT one turn it into an exception here.
             with suppress(_Stop, KeyboardInterrupt):
                 uvicorn.Server(config).run(sockets=[sock])
+            if sweeper is not None:
+                sweeper.stop()
     finally:
         for each in sockets:
             each.close()
@@ -378,6 +399,31 @@ def run_bootstrap(args: argparse.Namespace) -> None:
     print(f"Workspace {args.workspace!r} created: {made.workspace_id}")
     print(f"Human {args.human!r}: {made.actor_id}")
     print(f"Token (shown once, store it now): {made.token}")
+
+
+def _moment(value: str) -> datetime:
+    from mneia.clock import now
+
+    try:
+        return now(datetime.fromisoformat(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
+
+
+def run_sweep(args: argparse.Namespace) -> None:
+    """R16: redact what the retention policies have made due, skipping what legal holds keep (R17)."""
+    from mneia.clock import now
+    from mneia.storage import privacy
+
+    moment = now(args.now)
+    swept = _admin_act(args, "the sweep", lambda engine: privacy.sweep(engine, moment))
+    if args.json:
+        print(json.dumps({**swept.as_json(), "now": moment.isoformat()}))
+        return
+    print(
+        f"mneia: swept {swept.workspaces} workspaces as of {moment:%Y-%m-%d %H:%M} UTC: "
+        f"{swept.redacted} items redacted, {swept.held} kept by legal holds"
+    )
 
 
 def run_rotate_seal_key(args: argparse.Namespace) -> None:
@@ -808,6 +854,16 @@ def parser() -> argparse.ArgumentParser:
     boot.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
     _data_dir_option(boot)
     boot.set_defaults(run=run_bootstrap)
+    sweep_cmd = admin_commands.add_parser(
+        "sweep",
+        help="redact the text of items past their retention policy (R16), except under a legal hold (R17)",
+    )
+    sweep_cmd.add_argument(
+        "--now", type=_moment, default=None, metavar="TIME", help="the sweep's now (ISO-8601 with offset)"
+    )
+    sweep_cmd.add_argument("--json", action="store_true", help="print redacted, held, workspaces as JSON")
+    _data_dir_option(sweep_cmd)
+    sweep_cmd.set_defaults(run=run_sweep)
     rotate = admin_commands.add_parser(
         "rotate-seal-key", help="a new key for the request contexts' seals (tokens stay valid)"
     )

@@ -9,12 +9,18 @@ from ``MNEIA_APP_PASSWORD``, if any).
 ``MNEIA_CORS_ORIGINS`` (comma-separated ``scheme://host[:port]``, or ``*``)
 names the browser origins allowed to call the API; unset, there is no CORS.
 ``MNEIA_PERSISTED_QUERY_BYTES`` bounds the persisted queries' memory.
+
+``MNEIA_REGION`` names where this server keeps its data (``Workspace.region``);
+``MNEIA_OIDC_ISSUER``, ``MNEIA_OIDC_CLIENT_ID``, ``MNEIA_OIDC_CLIENT_SECRET``
+and ``MNEIA_PUBLIC_URL`` turn on sign-in with an OpenID provider (all four, or
+none: docs/identity.md).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +83,56 @@ def positive_count(name: str, value: str | None, default: int, of: str = "") -> 
     return int(value)
 
 
+DEFAULT_REGION = "local"
+_REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def region(value: str | None = None) -> str:
+    """``MNEIA_REGION`` (or ``value``): where this server keeps its data, the same for every workspace."""
+    given = (os.environ.get("MNEIA_REGION") if value is None else value) or DEFAULT_REGION
+    if not _REGION.fullmatch(given):
+        raise ValueError(f"MNEIA_REGION: {given!r} is not a region (letters, digits, '.', '_', '-')")
+    return given
+
+
+@dataclass(frozen=True)
+class Oidc:
+    """Sign-in with an OpenID provider (mneia.http.oidc): on only when all four are given."""
+
+    issuer: str
+    """Exactly the ID tokens' ``iss``; its discovery document is under ``/.well-known/``."""
+    client_id: str
+    client_secret: str
+    public_url: str
+    """Where browsers reach this server, without a trailing slash: the redirect URI's base."""
+
+    @property
+    def redirect_uri(self) -> str:
+        return self.public_url + "/auth/callback"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Oidc | None:
+        names = ("MNEIA_OIDC_ISSUER", "MNEIA_OIDC_CLIENT_ID", "MNEIA_OIDC_CLIENT_SECRET", "MNEIA_PUBLIC_URL")
+        given = {name: (env.get(name) or "").strip() for name in names}
+        if not any(given.values()):
+            return None
+        missing = [name for name, value in given.items() if not value]
+        if missing:
+            raise ValueError(f"{', '.join(missing)}: OpenID sign-in needs all of {', '.join(names)}")
+        for name in ("MNEIA_OIDC_ISSUER", "MNEIA_PUBLIC_URL"):
+            if not _URL.fullmatch(given[name].rstrip("/")):
+                raise ValueError(f"{name}: {given[name]!r} is not an http(s) URL")
+        return cls(
+            issuer=given["MNEIA_OIDC_ISSUER"],  # as the provider writes it in iss, to the slash
+            client_id=given["MNEIA_OIDC_CLIENT_ID"],
+            client_secret=given["MNEIA_OIDC_CLIENT_SECRET"],
+            public_url=given["MNEIA_PUBLIC_URL"].rstrip("/"),
+        )
+
+
+_URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?(/[^\s?#]*)?")
+
+
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("mneia", appauthor=False))
 
@@ -93,6 +149,8 @@ class Settings:
     max_subscriptions_per_token: int = DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN
     max_websockets_per_token: int = DEFAULT_MAX_WEBSOCKETS_PER_TOKEN
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    region: str = DEFAULT_REGION
+    oidc: Oidc | None = None
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -124,6 +182,8 @@ class Settings:
                 env.get("MNEIA_MAX_SUBSCRIPTIONS_PER_TOKEN"),
                 DEFAULT_MAX_SUBSCRIPTIONS_PER_TOKEN,
             ),
+            region=region(env.get("MNEIA_REGION") or ""),
+            oidc=Oidc.from_env(env),
         )
 
     def server_url(self, admin_url: str) -> str:

@@ -16,12 +16,13 @@ from typing import Any
 from mneia.rehydration.render import SEPARATOR, piece
 from mneia.rehydration.tokens import ENCODING, count
 
-TABS = ("proposals", "disputes", "unconfirmed", "stale", "history")
+TABS = ("proposals", "disputes", "unconfirmed", "stale", "redactions", "history")
 TITLES = {
     "proposals": "Proposals",
     "disputes": "Disputes",
     "unconfirmed": "Unconfirmed",
     "stale": "Stale",
+    "redactions": "Redactions due",
     "history": "History",
 }
 # What a decision is, in an item's log: a person settling something (the rest is assertion).
@@ -97,6 +98,15 @@ def unconfirmed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def stale(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Active items past their decay, in the API's order (``orderBy: LONGEST_UNCHECKED``)."""
     return [item for item in items if item["stale"]]
+
+
+def redactions(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """What retention will blank within the notice window, soonest first (the API's order), each item
+    with when and under which policy (R16). A legal hold keeps an item out of it (R17)."""
+    return [
+        {**notice["item"], "dueAt": notice["dueAt"], "policy": notice["policy"]}
+        for notice in data["redactionsDue"]
+    ]
 
 
 def history(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -89,6 +89,19 @@ query InboxItems($project: ID!, $unconfirmedFirst: Int!, $staleFirst: Int!) {
 )
 SHOWN = 100  # entries a tab shows at most; also the schema's alias limit
 
+# The Redactions tab (R16): what the retention policies will blank within the notice window.
+NOTICE = "P30D"
+REDACTIONS = (
+    """
+query InboxRedactions($project: ID!, $within: Duration!) {
+  redactionsDue(projectId: $project, within: $within) {
+    dueAt policy { after project { id } } item { ...Entry }
+  }
+}
+"""
+    + ENTRY
+)
+
 
 DECIDED = """
 query InboxDecided($project: ID!) {

@@ -31,10 +31,12 @@ from mneia.inbox.operation import (
     ITEMS,
     MAX_BULK,
     ME,
+    NOTICE,
     ONE_AT_A_TIME,
     OPEN_SESSION,
     PRESENTED,
     PROPOSALS,
+    REDACTIONS,
     SHOWN,
     SIGNING_IN,
     Api,
@@ -74,7 +76,8 @@ def html(name: str, status: int = 200, **values: Any) -> HTMLResponse:
 def sign_in_page(request: Request, status: int = 200, problem: str | None = None) -> Response:
     """The sign-in form, with a fresh or the browser's own pre-session CSRF value in its cookie."""
     csrf = cookie.presession(request)
-    response = html("signin.html", status, csrf=csrf, problem=problem)
+    issuer = getattr(request.app.state, "oidc_issuer", None) if "app" in request.scope else None
+    response = html("signin.html", status, csrf=csrf, problem=problem, issuer=issuer)
     cookie.keep(response, request, cookie.PRESESSION, csrf)
     return response
 
@@ -245,6 +248,7 @@ class Inbox:
             self.api.run(token, PROPOSALS, variables),
             self.api.run(token, DISPUTES, variables),
             self.api.run(token, ITEMS, {**variables, **listed}),
+            self.api.run(token, REDACTIONS, {**variables, "within": NOTICE}),
         ]
         if tab == "history":
             reads += [self.api.run(token, DECIDED, variables), self.api.run(token, HISTORY, variables)]
@@ -252,19 +256,20 @@ class Inbox:
         problems = [error["message"] for outcome in outcomes for error in outcome.errors]
         if problems:
             return {"counts": {}, "entries": [], "problems": problems, "more": 0}
-        proposals_of, disputes_of, items_of = (outcome.data or {} for outcome in outcomes[:3])
+        proposals_of, disputes_of, items_of, due_of = (outcome.data or {} for outcome in outcomes[:4])
         lists = {
             "proposals": entry.proposals(proposals_of),
             "disputes": entry.disputes(disputes_of),
             "unconfirmed": entry.unconfirmed(items_of["unconfirmed"]["nodes"]),
             "stale": entry.stale(items_of["stale"]["nodes"]),
+            "redactions": entry.redactions(due_of),
         }
         counts = {name: len(found) for name, found in lists.items()}
         counts.update(
             unconfirmed=items_of["unconfirmed"]["totalCount"], stale=items_of["stale"]["totalCount"]
         )
         if tab == "history":
-            lists["history"] = entry.history({**(outcomes[3].data or {}), **(outcomes[4].data or {})})
+            lists["history"] = entry.history({**(outcomes[4].data or {}), **(outcomes[5].data or {})})
         chosen = lists.get(tab, [])
         if tab in ("unconfirmed", "stale"):
             more = max(0, counts[tab] - len(chosen))  # the API counted them all, and listed SHOWN

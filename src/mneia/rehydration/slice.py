@@ -231,7 +231,7 @@ class _Pieces:
         for replaced in found.replacements:
             reason = self.reasons[replaced.replacement.id]
             previous = self.lines[replaced.previous.id].rstrip("\n")
-            text = render.ruled_out(previous, replaced.at, reason, replaced.replacement.statement)
+            text = render.ruled_out(previous, replaced.at, reason, replaced.replacement.shown_statement)
             live = replaced.replacement.status in LIVE
             notes.append(
                 Note(

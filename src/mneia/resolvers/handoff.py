@@ -305,7 +305,7 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
             items=[lines[r.id] for r in shown_items],
             items_more=len(asserted) - len(shown_items),
             ruled_out=[
-                render.ruled_out(lines[previous.id], became[previous.id], reason, replacement.statement)
+                render.ruled_out(lines[previous.id], became[previous.id], reason, replacement.shown_statement)
                 for (previous, replacement), reason in zip(
                     shown_notes, note_reasons[: len(shown_notes)], strict=True
                 )

@@ -29,7 +29,7 @@ async def item_text(context: Any, record: ItemRecord) -> ItemText:
         for dispute in opened:
             other = await loaders.item.load(dispute.contested_id)
             if other is not None:
-                contested.append(Contested(str(other.id), other.statement))
+                contested.append(Contested(str(other.id), other.shown_statement))
         if not opened and context.moment is None:
             # A row left DISPUTED with no open dispute (written before migration 0011, or past the
             # guards): flagged, so that a reader sees why nobody can resolve it (issue 21). Asked
@@ -37,7 +37,7 @@ async def item_text(context: Any, record: ItemRecord) -> ItemText:
             undisputed = not await item.still_contesting(context.context.tx, record.id)
     return ItemText(
         kind=record.kind,
-        statement=record.statement,
+        statement=record.shown_statement,
         authority=record.authority,
         status=record.status,
         asserted_by=asserter.name,

@@ -15,9 +15,11 @@ from mneia.resolvers import actor as actor_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import event as event_resolvers
 from mneia.resolvers import handoff as handoff_resolvers
+from mneia.resolvers import identity as identity_resolvers
 from mneia.resolvers import imports as import_resolvers
 from mneia.resolvers import item as item_resolvers
 from mneia.resolvers import permission
+from mneia.resolvers import privacy as privacy_resolvers
 from mneia.resolvers import project as project_resolvers
 from mneia.resolvers import rehydration as rehydration_resolvers
 from mneia.resolvers import resumption as resumption_resolvers
@@ -36,7 +38,10 @@ from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
 from mneia.schema.handoff import Handoff, HandoffPage, Resumption
 from mneia.schema.imports import ImportResult
+from mneia.schema.invitation import Invitation
 from mneia.schema.item import Item, ItemEventPage, ItemPage
+from mneia.schema.membership import Membership
+from mneia.schema.privacy import LegalHold, RedactionNotice, RetentionPolicy
 from mneia.schema.project import Project
 from mneia.schema.proposal import Proposal
 from mneia.schema.scalars import SCALARS
@@ -91,6 +96,19 @@ class Query:
         description="Resume work on a new task: the newest handoff you can see, then a slice for the task"
         " in what the handoff left of the token budget. The guaranteed constraints are always in it.",
     )
+    retention_policies: list[RetentionPolicy] = strawberry.field(
+        resolver=privacy_resolvers.retention_policies,
+        description="The retention policies in force (R16): the workspace's defaults and, with projectId,"
+        " that project's own. No policy: everything is kept.",
+    )
+    redactions_due: list[RedactionNotice] = strawberry.field(
+        resolver=privacy_resolvers.redactions_due,
+        description="What the policies will redact within the given time (or are overdue), soonest first;"
+        " an item under a legal hold is never due.",
+    )
+    legal_holds: list[LegalHold] = strawberry.field(
+        resolver=privacy_resolvers.legal_holds, description="A project's legal holds, newest first (R17)."
+    )
     disputes: list[Dispute] = strawberry.field(
         resolver=dispute_resolvers.list_disputes, description="A project's disputes, newest first."
     )
@@ -106,6 +124,15 @@ class Query:
         resolver=token_resolvers.current_token,
         description="The token this request presents: its id (to revoke it), hint and expiry.",
     )
+    my_memberships: list[Membership] = strawberry.field(
+        resolver=identity_resolvers.my_memberships,
+        description="For a person signed in with OpenID: their actor in each workspace where they are a"
+        " human (R19). For anyone else, only their own actor here.",
+    )
+    invitations: list[Invitation] = strawberry.field(
+        resolver=identity_resolvers.list_invitations,
+        description="The workspace's invitations, newest first (at most 200). Only humans see them.",
+    )
 
 
 @strawberry.type
@@ -116,6 +143,7 @@ class Mutation:
     add_project_member: Project = human_only(project_resolvers.add_project_member)
     add_team_member: Team = human_only(team_resolvers.add_team_member)
     create_token: ActorWithToken = human_only(token_resolvers.create_token)
+    create_invitation: Invitation = human_only(identity_resolvers.create_invitation)
     revoke_token: Token = strawberry.mutation(
         resolver=token_resolvers.revoke_token,
         description="Revoke a token: an actor its own, a human also those of the actors it created.",
@@ -138,6 +166,11 @@ class Mutation:
     decide_proposal: Proposal = human_only(supersession_resolvers.decide_proposal)
     dispute_item: Dispute = strawberry.mutation(resolver=dispute_resolvers.dispute_item)
     resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
+    set_retention_policy: RetentionPolicy = human_only(privacy_resolvers.set_retention_policy)
+    remove_retention_policy: RetentionPolicy = human_only(privacy_resolvers.remove_retention_policy)
+    place_legal_hold: LegalHold = human_only(privacy_resolvers.place_legal_hold)
+    release_legal_hold: LegalHold = human_only(privacy_resolvers.release_legal_hold)
+    erase_actor: Actor = human_only(privacy_resolvers.erase_actor)
     import_items: ImportResult = strawberry.mutation(
         resolver=import_resolvers.import_items,
         description="Import a batch of keyed items from one source (a transcript, ADRs, a rules file), as"

@@ -92,6 +92,8 @@ async def create_token(
     holder = await actor.get(context.tx, parse_id(actor_id, "actorId"))
     if holder is None:
         raise NotFound("actor", actor_id)
+    if holder.erased_at is not None:
+        raise BadInput("actorId", "is erased (R18): an erased actor never authenticates again")
     return await issue(context, holder, expires_at, expires_in)
 
 

@@ -35,8 +35,9 @@ from strawberry.dataloader import DataLoader
 
 from mneia.resolvers.redaction import redacted
 from mneia.resolvers.rendering import rendered, rendered_all
-from mneia.storage import actor, dispute, event, item, project, proposal, session, team
+from mneia.storage import actor, dispute, event, item, privacy, project, proposal, session, team
 from mneia.storage.database import Tx
+from mneia.storage.identity import of_actors as identities_of_actors
 from mneia.storage.item import ItemRecord
 from mneia.storage.session import SessionRecord
 
@@ -139,6 +140,11 @@ class Loaders:
         return self._present.actor if self._present else self._now(actor.by_ids)
 
     @cached_property
+    def identity(self) -> DataLoader[uuid.UUID, Any]:
+        """By actor id: the identity the workspace sees linked to it (R19), or None."""
+        return self._present.identity if self._present else self._now(identities_of_actors)
+
+    @cached_property
     def team(self) -> DataLoader[uuid.UUID, Any]:
         return self._present.team if self._present else self._now(team.by_ids)
 
@@ -188,6 +194,11 @@ class Loaders:
     @cached_property
     def proposals(self) -> Any:
         return self._seen("proposals", proposal.about, _each_at)
+
+    @cached_property
+    def held(self) -> DataLoader[uuid.UUID, Any]:
+        """Whether an item is under a legal hold now (R17): a hold is a present fact, at any moment."""
+        return self._present.held if self._present else self._now(privacy.held_items)
 
     @cached_property
     def events(self) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mneia.config import region
 from mneia.resolvers.context import Info
 from mneia.schema.actor import Workspace
 from mneia.storage import workspace
@@ -11,4 +12,4 @@ async def current_workspace(info: Info) -> Workspace:
     context = info.context
     record = await workspace.get(context.tx, context.actor.workspace_id)
     assert record is not None, "an authenticated actor's workspace is always visible"
-    return Workspace.of(record)
+    return Workspace.of(record, region())

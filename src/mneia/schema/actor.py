@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from mneia.schema.enums import ActorKind
+from mneia.schema.identity import Identity, identity_of
 from mneia.storage.actor import ActorRecord
 from mneia.storage.workspace import WorkspaceRecord
 
@@ -13,10 +14,14 @@ from mneia.storage.workspace import WorkspaceRecord
 class Workspace:
     id: strawberry.ID
     name: str
+    region: str = strawberry.field(
+        description="Where this server keeps the workspace's data (MNEIA_REGION); the same for every"
+        " workspace of one server."
+    )
 
     @classmethod
-    def of(cls, record: WorkspaceRecord) -> Workspace:
-        return cls(id=strawberry.ID(str(record.id)), name=record.name)
+    def of(cls, record: WorkspaceRecord, region: str) -> Workspace:
+        return cls(id=strawberry.ID(str(record.id)), name=record.name, region=region)
 
 
 @strawberry.type
@@ -24,7 +29,20 @@ class Actor:
     id: strawberry.ID
     kind: ActorKind = strawberry.field(description="Read from the actor's record, never from the caller.")
     name: str
+    erased: bool = strawberry.field(
+        description="Erased by a human (R18): its name is a pseudonym and it never authenticates again."
+    )
+    identity: Identity | None = strawberry.field(
+        resolver=identity_of,
+        description="The person, for a human who signed in with an OpenID provider (R19); null for an"
+        " agent, a human who never did, and an actor of another workspace.",
+    )
 
     @classmethod
     def of(cls, record: ActorRecord) -> Actor:
-        return cls(id=strawberry.ID(str(record.id)), kind=ActorKind(record.kind), name=record.name)
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            kind=ActorKind(record.kind),
+            name=record.name,
+            erased=record.erased_at is not None,
+        )

@@ -219,12 +219,28 @@ class Item:
         found = await self.view.loaders.events.load(self.record.id)
         return [ItemEvent.of(record, self.view) for record in found]
 
+    @strawberry.field(description="Its text was blanked (R16 retention, R18 erasure); the rest stays.")
+    def redacted(self) -> bool:
+        return self.record.redacted_at is not None
+
+    @strawberry.field
+    def redacted_at(self) -> datetime | None:
+        return self.record.redacted_at
+
+    @strawberry.field(description='"retention" or "erasure"; null when not redacted.')
+    def redaction_reason(self) -> str | None:
+        return self.record.redaction_reason
+
+    @strawberry.field(description="Under a legal hold now, its own or its project's (R17): never redacted.")
+    async def legal_hold(self) -> bool:
+        return bool(await self.view.loaders.held.load(self.record.id))
+
     @classmethod
     def of(cls, record: ItemRecord, view: View) -> Item:
         return cls(
             id=strawberry.ID(str(record.id)),
             kind=ItemKind(record.kind),
-            statement=record.statement,
+            statement=record.shown_statement,
             details=record.details,
             load_bearing=record.load_bearing,
             load_bearing_suggested=record.load_bearing_suggested,

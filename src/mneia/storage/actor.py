@@ -22,13 +22,22 @@ class ActorRecord:
     kind: ActorKind
     name: str
     created_at: datetime
+    erased_at: datetime | None = None
+    """R18: erased by a human; ``name`` is a pseudonym since."""
 
     @property
     def is_human(self) -> bool:
         return self.kind == ActorKind.HUMAN
 
 
-COLUMNS = (actors.c.workspace_id, actors.c.id, actors.c.kind, actors.c.name, actors.c.created_at)
+COLUMNS = (
+    actors.c.workspace_id,
+    actors.c.id,
+    actors.c.kind,
+    actors.c.name,
+    actors.c.created_at,
+    actors.c.erased_at,
+)
 """An ``ActorRecord``'s columns, in its field order."""
 
 _BY_IDS = Driven(select(*COLUMNS).where(one_of(actors.c.id)))  # every actor loader's

@@ -23,6 +23,8 @@ FILES = (
     "visibility.sql",
     "authority.sql",
     "events.sql",
+    "identity.sql",
+    "privacy.sql",
     "announcements.sql",
     "grants.sql",
 )

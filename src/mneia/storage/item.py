@@ -149,10 +149,19 @@ class ItemRecord:
     supersession_reason: str | None
     said_at: datetime | None
     redacted: list[str]
+    redacted_at: datetime | None
+    redaction_reason: str | None
 
     @property
     def authority(self) -> Authority:
         return authority_of(self.status, self.confirmed_by is not None)
+
+    @property
+    def shown_statement(self) -> str:
+        """The statement as every reader sees it: a redacted item's says only that, how and when (R16)."""
+        if self.redacted_at is None:
+            return self.statement
+        return f"[redacted by {self.redaction_reason} on {self.redacted_at:%Y-%m-%d}]"
 
     @property
     def ruled(self) -> bool:

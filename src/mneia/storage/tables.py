@@ -106,6 +106,9 @@ identities = Table(
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("display_name", Text, nullable=False),
     _at("created_at"),
+    # R19: the OpenID provider's issuer and subject (storage/sql/identity.sql); NULL for none.
+    Column("issuer", Text),
+    Column("subject", Text),
 )
 
 actors = Table(
@@ -118,6 +121,7 @@ actors = Table(
     _uuid("identity_id", nullable=True),
     _uuid("created_by", nullable=True),
     _at("created_at"),
+    _at("erased_at", nullable=True),
 )
 
 api_tokens = Table(
@@ -235,6 +239,8 @@ items = Table(
     Column("supersession_reason", Text),
     _at("said_at", nullable=True),
     Column("redacted", ARRAY(Text), nullable=False),
+    _at("redacted_at", nullable=True),
+    Column("redaction_reason", Text),
 )
 
 item_events = Table(
@@ -345,4 +351,47 @@ imports = Table(
     _uuid("proposal_id", nullable=True),
     _uuid("imported_by"),
     _at("imported_at"),
+)
+
+retention_policies = Table(
+    "retention_policies",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id", nullable=True),
+    Column("kinds", ARRAY(Text), nullable=False),
+    Column("statuses", ARRAY(Text), nullable=False),
+    Column("after", Interval, nullable=False),
+    _uuid("created_by"),
+    _at("created_at"),
+    _uuid("removed_by", nullable=True),
+    _at("removed_at", nullable=True),
+)
+
+legal_holds = Table(
+    "legal_holds",
+    metadata,
+    _ws(),
+    _id(),
+    _uuid("project_id"),
+    _uuid("item_id", nullable=True),
+    Column("reason", Text, nullable=False),
+    _uuid("placed_by"),
+    _at("placed_at"),
+    _uuid("released_by", nullable=True),
+    _at("released_at", nullable=True),
+)
+
+# R19: a workspace's invitations, accepted at a person's first sign-in (storage/sql/identity.sql).
+invitations = Table(
+    "invitations",
+    metadata,
+    _ws(),
+    _id(),
+    Column("email", Text, nullable=False),
+    _uuid("invited_by"),
+    _at("created_at"),
+    _at("expires_at"),
+    _at("accepted_at", nullable=True),
+    _uuid("accepted_actor_id", nullable=True),
 )

@@ -117,6 +117,13 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
     instant := greatest(now(), (SELECT s.since FROM public.item_states s
                                 WHERE s.workspace_id = NEW.workspace_id AND s.item_id = NEW.id
                                   AND s.until = 'infinity'));
+    -- R16/R18: a redaction (privacy.sql) is one event, its reason the policy's word, no text; the
+    -- reasons it blanks are no note. Its states and earlier events lose their text there too.
+    IF NEW.redacted_at IS NOT NULL AND OLD.redacted_at IS NULL THEN
+      PERFORM public.mneia_item_event(NEW, who, instant, 'REDACTED', OLD.status, NEW.load_bearing,
+                                      confirmed, NEW.redaction_reason, '{}');
+      RETURN NEW;
+    END IF;
     IF NEW.status IS DISTINCT FROM OLD.status THEN
       PERFORM public.mneia_item_event(NEW, who, instant, 'STATUS_CHANGED', OLD.status, NEW.load_bearing,
                                       confirmed, NEW.status_reason, '{}');

@@ -18,6 +18,10 @@ GRANT UPDATE (status, status_reason, load_bearing, load_bearing_set_by, load_bea
 GRANT UPDATE (status, result_id, decided_by, decided_at, decision_note) ON proposals TO mneia_app;
 GRANT UPDATE (status, resolved_by, resolved_at, kept_item_id, resolution_note) ON disputes TO mneia_app;
 GRANT USAGE ON SEQUENCE announcement_seq TO mneia_app;
+-- Privacy (privacy.sql): policies and holds are read by all, written by humans (their policies).
+GRANT SELECT, INSERT ON retention_policies, legal_holds TO mneia_app;
+GRANT UPDATE (removed_by, removed_at) ON retention_policies TO mneia_app;
+GRANT UPDATE (released_by, released_at) ON legal_holds TO mneia_app;
 
 -- New functions of the owner's are private too, until a migration grants them.
 ALTER DEFAULT PRIVILEGES FOR ROLE mneia_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
@@ -44,5 +48,19 @@ GRANT EXECUTE ON FUNCTION
   mneia_kept_by_resolution(uuid, uuid),
   mneia_replacement_matches(proposals, items),
   mneia_keeps_audience(items, items),
-  mneia_uuid7()
+  mneia_uuid7(),
+  mneia_held(uuid, uuid, uuid),
+  mneia_erase_actor(uuid)
+  TO mneia_app;
+
+-- Identity (R19, identity.sql): a workspace's humans invite people; a person's
+-- memberships and the steps of a sign-in are reached only through the owner's
+-- functions, never by reading another workspace's rows.
+GRANT SELECT, INSERT ON invitations TO mneia_app;
+GRANT EXECUTE ON FUNCTION
+  mneia_my_memberships(),
+  mneia_sign_in(text, text, text, text),
+  mneia_sign_in_session(text, text, uuid, text, text, interval),
+  mneia_sign_in_keep(text, text, integer),
+  mneia_sign_in_take(text)
   TO mneia_app;

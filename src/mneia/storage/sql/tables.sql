@@ -39,7 +39,13 @@ CREATE TABLE workspaces (
 CREATE TABLE identities (
   id uuid PRIMARY KEY,
   display_name text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  -- R19 (identity.sql): the person as an OpenID provider knows them, never by email.
+  -- NULL for a person no provider has signed in (a bootstrapped workspace's first human).
+  issuer text CHECK (length(issuer) BETWEEN 1 AND 500),
+  subject text CHECK (length(subject) BETWEEN 1 AND 500),
+  CONSTRAINT identities_oidc UNIQUE (issuer, subject),
+  CONSTRAINT identities_oidc_whole CHECK ((issuer IS NULL) = (subject IS NULL))
 );
 
 CREATE TABLE actors (
@@ -50,10 +56,16 @@ CREATE TABLE actors (
   identity_id uuid REFERENCES identities (id),
   created_by uuid,
   created_at timestamptz NOT NULL DEFAULT now(),
+  -- R18: erased by a human; its name is a pseudonym from then on (storage/sql/privacy.sql).
+  erased_at timestamptz,
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id),
-  CHECK (identity_id IS NULL OR kind = 'HUMAN')
+  -- R19: an agent is never a person's; only a human actor has an identity, for every role.
+  CONSTRAINT actors_identity_human CHECK (identity_id IS NULL OR kind = 'HUMAN')
 );
+-- R19: a person is at most one actor of a workspace. Led by the identity, so that a
+-- person's memberships (identity.sql) are found through it too.
+CREATE UNIQUE INDEX actors_identity ON actors (identity_id, workspace_id);
 
 CREATE TABLE api_tokens (
   workspace_id uuid NOT NULL,
@@ -164,7 +176,7 @@ CREATE TABLE items (
   project_id uuid NOT NULL,
   kind text NOT NULL
     CHECK (kind IN ('CONSTRAINT', 'DECISION', 'FACT', 'PREFERENCE', 'QUESTION', 'TASK')),
-  statement text NOT NULL CHECK (length(btrim(statement)) > 0),
+  statement text NOT NULL,
   details text,
   basis text,
   confidence double precision CHECK (confidence BETWEEN 0 AND 1),
@@ -197,6 +209,11 @@ CREATE TABLE items (
   said_at timestamptz CONSTRAINT items_said_before_recorded CHECK (said_at <= asserted_at),
   -- The kinds of credential redacted from its text before it was written (mneia/secrets.py).
   redacted text[] NOT NULL DEFAULT '{}',
+  -- R16/R18: its text blanked by retention or erasure (storage/sql/privacy.sql), for good.
+  redacted_at timestamptz,
+  redaction_reason text CHECK (redaction_reason IN ('retention', 'erasure', 'secret')),
+  CONSTRAINT items_statement_present CHECK (length(btrim(statement)) > 0 OR redacted_at IS NOT NULL),
+  CONSTRAINT items_redaction_whole CHECK ((redacted_at IS NULL) = (redaction_reason IS NULL)),
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, asserted_by) REFERENCES actors (workspace_id, id),
@@ -284,7 +301,7 @@ CREATE TABLE item_events (
   at timestamptz NOT NULL,
   event text NOT NULL CHECK (event IN ('ASSERTED', 'STATUS_CHANGED', 'NOTED', 'CONFIRMED',
     'LOAD_BEARING_SET', 'LOAD_BEARING_CLEARED', 'LOAD_BEARING_SUGGESTED', 'LOAD_BEARING_DECLINED',
-    'VERIFIED')),
+    'VERIFIED', 'REDACTED', 'HELD', 'RELEASED')),
   from_status text,
   to_status text NOT NULL,
   load_bearing boolean NOT NULL,

@@ -1,0 +1,236 @@
+"""Signing in to the inbox with an OpenID provider (R19), beside the token sign-in.
+
+On only when configured (``config.Oidc``). The flow:
+
+1. ``/auth/login`` sends the browser to the provider with a state, a nonce
+   and a PKCE challenge (Authlib). They are kept in the database, each taken
+   once (``mneia_sign_in_keep``/``_take``), so any server process can finish
+   the sign-in and none can finish it twice; a cookie of its own
+   (``mneia_auth``, signed, ``SameSite=Lax`` so that the provider's redirect
+   carries it, ``Path=/auth``, ten minutes) ties the callback to the browser
+   that began it.
+2. ``/auth/callback``: Authlib exchanges the code and validates the ID token
+   (signature, issuer, audience, expiry, nonce); the audience must name this
+   client, even beside an ``azp``. The person is found by issuer and subject,
+   never by email; an open invitation to the email the provider verified
+   (``email_verified: true``) is accepted first, once.
+3. One workspace: signed in. Several: the person picks one (``/auth/pick``,
+   a single-use ticket). None: refused, saying why.
+
+Signing in mints a session token for that one actor, exactly as the token
+sign-in does (``inbox.cookie``: 12 hours at most, in ``mneia_inbox``), and
+the page then moves to the inbox by a ``Refresh`` of its own: a redirect
+would still count as the provider's navigation, which a browser does not
+send a ``SameSite=Strict`` cookie with. An agent never signs in: no identity
+can be linked to one (the database refuses it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import uuid
+from typing import Any
+
+import httpx
+from authlib.integrations.starlette_client import OAuth, OAuthError
+from joserfc.errors import JoseError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from mneia.config import Oidc
+from mneia.inbox import cookie
+from mneia.inbox.page import Refused, form_of, html
+from mneia.storage import identity
+from mneia.storage.database import transaction
+
+PATH = "/auth"
+COOKIE = "mneia_auth"
+STEP_SECONDS = 600
+"""How long a sign-in may take between its steps (the provider's page, the pick)."""
+SCOPE = "openid email profile"
+_NAME_LIMIT = 200
+_PICK = "mneia_pick"
+
+
+class _Kept:
+    """Authlib's cache for the state, nonce and PKCE verifier: the database, each value taken once."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def get(self, key: str) -> str | None:
+        async with transaction(self.engine) as tx:
+            return await identity.take(tx, key)
+
+    async def set(self, key: str, value: str, expires: int | None = None) -> None:
+        async with transaction(self.engine) as tx:
+            await identity.keep(tx, key, value, min(int(expires or STEP_SECONDS), STEP_SECONDS))
+
+    async def delete(self, key: str) -> None:
+        await self.get(key)
+
+
+def _name(claims: dict[str, Any]) -> str:
+    """What the person is called: the provider's name, else their username or email's local part."""
+    email = claims.get("email")
+    for candidate in (
+        claims.get("name"),
+        claims.get("preferred_username"),
+        email.split("@")[0] if isinstance(email, str) else None,
+    ):
+        if isinstance(candidate, str):
+            text = "".join(char for char in " ".join(candidate.split()) if char.isprintable())
+            if text:
+                return text[:_NAME_LIMIT]
+    return "Person"
+
+
+def _verified_email(claims: dict[str, Any]) -> str | None:
+    """The email, only when the provider says it verified it; an invitation is accepted by nothing less."""
+    email = claims.get("email")
+    if claims.get("email_verified") is True and isinstance(email, str) and email.strip():
+        return email.strip().lower()
+    return None
+
+
+def _page(status: int = 200, **values: Any) -> Response:
+    values.setdefault("problem", None)
+    values.setdefault("memberships", [])
+    values.setdefault("csrf", "")
+    values.setdefault("signed_in", False)
+    return html("oidc.html", status, **values)
+
+
+class SignIn:
+    def __init__(self, settings: Oidc, engine: AsyncEngine) -> None:
+        self.settings = settings
+        self.engine = engine
+        oauth = OAuth(cache=_Kept(engine))
+        self.client: Any = oauth.register(
+            name="mneia",
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            server_metadata_url=settings.issuer.rstrip("/") + "/.well-known/openid-configuration",
+            client_kwargs={"scope": SCOPE, "code_challenge_method": "S256"},
+        )
+
+    async def login(self, request: Request) -> Response:
+        try:
+            response: Response = await self.client.authorize_redirect(request, self.settings.redirect_uri)
+        except httpx.HTTPError:
+            return _page(503, problem="The sign-in provider could not be reached; try again.")
+        return response
+
+    async def callback(self, request: Request) -> Response:
+        claims_options = {
+            "iss": {"essential": True, "value": self.settings.issuer},
+            "aud": {"essential": True, "value": self.settings.client_id},
+        }
+        try:
+            token = await self.client.authorize_access_token(request, claims_options=claims_options)
+        except OAuthError as error:
+            if error.error == "mismatching_state":
+                problem = "That sign-in was finished already, or took too long; sign in again."
+            else:
+                problem = f"The provider did not sign you in ({error.error}); sign in again."
+            return _page(400, problem=problem)
+        except JoseError as error:
+            return _page(401, problem=f"The provider's answer cannot be trusted ({error}); sign in again.")
+        except httpx.HTTPError:
+            return _page(503, problem="The sign-in provider could not be reached; try again.")
+        claims = token.get("userinfo")
+        if not claims:
+            return _page(401, problem="The provider sent no ID token; sign in again.")
+        issuer, subject = str(claims["iss"]), str(claims["sub"])
+        async with transaction(self.engine) as tx:
+            found = await identity.sign_in(tx, issuer, subject, _verified_email(claims), _name(claims))
+        if not found:
+            return _page(
+                403,
+                problem="No workspace knows you yet. Ask one of its people to invite the email address"
+                " your provider verified, then sign in again.",
+            )
+        if len(found) == 1:
+            return await self._open(request, issuer, subject, found[0].workspace_id)
+        ticket = secrets.token_urlsafe(32)
+        chosen = {"issuer": issuer, "subject": subject, "workspaces": [str(m.workspace_id) for m in found]}
+        async with transaction(self.engine) as tx:
+            await identity.keep(tx, f"pick:{ticket}", json.dumps(chosen), STEP_SECONDS)
+        request.session[_PICK] = ticket
+        return _page(memberships=found, csrf=cookie.csrf_for(ticket))
+
+    async def pick(self, request: Request) -> Response:
+        try:
+            form = dict(await form_of(request))
+        except Refused as refused:
+            return refused.response
+        ticket = request.session.pop(_PICK, None)
+        if not isinstance(ticket, str) or not cookie.sent_with(request, form, cookie.csrf_for(ticket)):
+            return _page(403, problem="The form expired or came from another site; sign in again.")
+        async with transaction(self.engine) as tx:
+            kept = await identity.take(tx, f"pick:{ticket}")
+        if kept is None:
+            return _page(400, problem="That choice was made already, or took too long; sign in again.")
+        chosen = json.loads(kept)
+        if form.get("workspace") not in chosen["workspaces"]:
+            return _page(400, problem="workspace: choose one of the workspaces listed.")
+        return await self._open(request, chosen["issuer"], chosen["subject"], uuid.UUID(form["workspace"]))
+
+    async def _open(self, request: Request, issuer: str, subject: str, workspace_id: uuid.UUID) -> Response:
+        """Signed in: a session token for the person's actor of the workspace, in the inbox's cookie."""
+        try:
+            async with transaction(self.engine) as tx:
+                opened = await identity.open_session(
+                    tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME
+                )
+        except DBAPIError:
+            opened = None
+        if opened is None:
+            return _page(403, problem="You cannot sign in to that workspace; sign in again.")
+        secret, token_id = opened
+        response = _page(signed_in=True)
+        # A page of this origin moves on, not a redirect (see the module's docstring).
+        response.headers["Refresh"] = f"0; url={cookie.PATH}"
+        cookie.keep(response, request, cookie.SESSION, cookie.session_value(secret, str(token_id)))
+        return response
+
+
+def _session_secret(settings: Oidc) -> str:
+    """Signs ``mneia_auth``: the same in every process, known only to whoever knows the client's secret."""
+    return hmac.new(settings.client_secret.encode(), b"mneia oidc session v1", hashlib.sha256).hexdigest()
+
+
+def routes(settings: Oidc | None, engine: AsyncEngine) -> list[BaseRoute]:
+    """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured."""
+    if settings is None:
+        return []
+    sign_in = SignIn(settings, engine)
+    return [
+        Mount(
+            PATH,
+            routes=[
+                Route("/login", sign_in.login, methods=["GET"]),
+                Route("/callback", sign_in.callback, methods=["GET"]),
+                Route("/pick", sign_in.pick, methods=["POST"]),
+            ],
+            middleware=[
+                Middleware(
+                    SessionMiddleware,
+                    secret_key=_session_secret(settings),
+                    session_cookie=COOKIE,
+                    max_age=STEP_SECONDS,
+                    path=PATH,
+                    same_site="lax",
+                    https_only=settings.public_url.startswith("https://"),
+                )
+            ],
+        )
+    ]

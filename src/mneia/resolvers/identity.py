@@ -1,0 +1,72 @@
+"""A person's memberships, and invitations (R19).
+
+``myMemberships`` answers from the database's own function, which reads
+across workspaces only for the caller's person (storage.identity); what it
+shows of another workspace is its id and name (and this server's region),
+and the person's actor's id and name there. Invitations are a workspace's
+humans' (``createInvitation`` is human only; an agent lists none).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import strawberry
+
+from mneia.config import region
+from mneia.errors import BadInput
+from mneia.resolvers.context import Info
+from mneia.schema.actor import Actor, Workspace
+from mneia.schema.enums import ActorKind
+from mneia.schema.invitation import Invitation
+from mneia.schema.membership import Membership
+from mneia.schema.scalars import Duration
+from mneia.storage import identity, invitation
+from mneia.storage.workspace import WorkspaceRecord
+
+INVITATION_LIFETIME = timedelta(days=7)
+"""How long an invitation stays open when no expiresIn is given."""
+LONGEST_INVITATION = timedelta(days=30)
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+_EMAIL_LIMIT = 320
+
+
+async def my_memberships(info: Info) -> list[Membership]:
+    context = info.context
+    me = context.actor
+    found = await identity.my_memberships(context.tx)
+    here = region()
+    return [
+        Membership(
+            workspace=Workspace.of(WorkspaceRecord(each.workspace_id, each.workspace_name), here),
+            actor=Actor.of(me)
+            if each.actor_id == me.id
+            else Actor(
+                id=strawberry.ID(str(each.actor_id)), kind=ActorKind.HUMAN, name=each.actor_name, erased=False
+            ),
+        )
+        for each in found
+    ]
+
+
+def _email(value: str) -> str:
+    email = value.strip().lower()
+    if not email or len(email) > _EMAIL_LIMIT or not _EMAIL.fullmatch(email):
+        raise BadInput("email", f"{value!r} is not an email address")
+    return email
+
+
+async def create_invitation(info: Info, email: str, expires_in: Duration | None = None) -> Invitation:
+    """Invite a person by email; open for ``expiresIn`` (default 7 days, at most 30)."""
+    lifetime = INVITATION_LIFETIME if expires_in is None else expires_in
+    if lifetime <= timedelta(0) or lifetime > LONGEST_INVITATION:
+        raise BadInput("expiresIn", "must be more than nothing and at most 30 days (P30D)")
+    context = info.context
+    me = context.actor
+    record = await invitation.create(context.tx, me.workspace_id, _email(email), me.id, lifetime)
+    return Invitation.of(record)
+
+
+async def list_invitations(info: Info) -> list[Invitation]:
+    return [Invitation.of(record) for record in await invitation.visible(info.context.tx)]

@@ -1,0 +1,114 @@
+"""Retention policies, legal holds and redaction notices (R16-R18)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from mneia.schema.actor import Actor
+from mneia.schema.enums import ItemKind, ItemStatus
+from mneia.schema.item import Item
+from mneia.schema.project import Project
+from mneia.schema.reading import View
+from mneia.schema.scalars import Duration
+from mneia.storage.privacy import HoldRecord, PolicyRecord
+
+
+async def _project(view: View, project_id: object) -> Project | None:
+    if project_id is None:
+        return None
+    found = await view.loaders.project.load(project_id)
+    return Project.of(found) if found else None
+
+
+@strawberry.type(description="How long SUPERSEDED and RETIRED items keep their text (R16).")
+class RetentionPolicy:
+    id: strawberry.ID
+    kinds: list[ItemKind] = strawberry.field(description="Empty: every kind.")
+    statuses: list[ItemStatus]
+    after: Duration = strawberry.field(description="Counted from the status change; at least P30D.")
+    created_at: datetime
+    record: strawberry.Private[PolicyRecord]
+    view: strawberry.Private[View]
+
+    @strawberry.field(description="Null: the workspace's default.")
+    async def project(self) -> Project | None:
+        return await _project(self.view, self.record.project_id)
+
+    @strawberry.field
+    async def created_by(self) -> Actor:
+        return Actor.of(await self.view.loaders.actor.load(self.record.created_by))
+
+    @classmethod
+    def of(cls, record: PolicyRecord, view: View) -> RetentionPolicy:
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            kinds=[ItemKind(kind) for kind in record.kinds],
+            statuses=[ItemStatus(status) for status in record.statuses],
+            after=Duration(record.after),
+            created_at=record.created_at,
+            record=record,
+            view=view,
+        )
+
+
+@strawberry.type(
+    description="A legal hold on a project or an item: it wins over retention and erasure (R17)."
+)
+class LegalHold:
+    id: strawberry.ID
+    reason: str
+    placed_at: datetime
+    released_at: datetime | None
+    record: strawberry.Private[HoldRecord]
+    view: strawberry.Private[View]
+
+    @strawberry.field
+    async def project(self) -> Project | None:
+        return await _project(self.view, self.record.project_id)
+
+    @strawberry.field(description="Null: the whole project is held.")
+    async def item(self) -> Item | None:
+        if self.record.item_id is None:
+            return None
+        found = await self.view.loaders.item.load(self.record.item_id)
+        return Item.of(found, self.view) if found else None
+
+    @strawberry.field
+    async def placed_by(self) -> Actor:
+        return Actor.of(await self.view.loaders.actor.load(self.record.placed_by))
+
+    @strawberry.field
+    async def released_by(self) -> Actor | None:
+        if self.record.released_by is None:
+            return None
+        return Actor.of(await self.view.loaders.actor.load(self.record.released_by))
+
+    @classmethod
+    def of(cls, record: HoldRecord, view: View) -> LegalHold:
+        return cls(
+            id=strawberry.ID(str(record.id)),
+            reason=record.reason,
+            placed_at=record.placed_at,
+            released_at=record.released_at,
+            record=record,
+            view=view,
+        )
+
+
+@strawberry.type(description="An item a policy will redact, and when.")
+class RedactionNotice:
+    item: Item
+    due_at: datetime
+    policy: RetentionPolicy
+
+
+@strawberry.input
+class RetentionPolicyInput:
+    project_id: strawberry.ID | None = strawberry.field(
+        default=None, description="Null: the workspace's default."
+    )
+    kinds: list[ItemKind] | None = strawberry.field(default=None, description="Empty or null: every kind.")
+    statuses: list[ItemStatus] = strawberry.field(description="A subset of SUPERSEDED, RETIRED.")
+    after: Duration = strawberry.field(description="At least P30D, counted from the status change.")

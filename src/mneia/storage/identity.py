@@ -1,0 +1,126 @@
+"""Identities (R19): one person across workspaces, as an OpenID provider knows them.
+
+What must stay true: a workspace reads another workspace's rows only through
+the owner's functions of storage/sql/identity.sql, and each of them answers
+one person's memberships (a workspace's id and name, the person's actor's id
+and name), never anything else. The caller's own come from
+``mneia_my_memberships`` (bound by a token); at sign-in, ``mneia_sign_in``
+answers for the issuer and subject of an ID token the server has validated,
+accepting the open invitations of the email the provider verified, and
+``mneia_sign_in_session`` mints the session's token, by its digest only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import select, text
+
+from mneia.storage import token
+from mneia.storage.database import Tx, from_row
+from mneia.storage.tables import actors, identities
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityRecord:
+    id: uuid.UUID
+    """As the reading workspace knows the person (``seen_from``), never the stored id."""
+    display_name: str
+    issuer: str
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipRecord:
+    """A person's actor in one workspace: all a membership shows of another workspace."""
+
+    workspace_id: uuid.UUID
+    workspace_name: str
+    actor_id: uuid.UUID
+    actor_name: str
+
+
+def seen_from(workspace_id: uuid.UUID, identity_id: uuid.UUID) -> uuid.UUID:
+    """The id a workspace knows a person by: its own, so that two workspaces cannot match people by it."""
+    return uuid.uuid5(workspace_id, str(identity_id))
+
+
+async def of_actors(tx: Tx, actor_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, IdentityRecord]:
+    """The identities the caller's workspace sees linked to these actors (a provider's sign-in only),
+    each under the id the workspace knows it by."""
+    rows = await tx.execute(
+        select(
+            actors.c.workspace_id,
+            actors.c.id.label("actor_id"),
+            identities.c.id,
+            identities.c.display_name,
+            identities.c.issuer,
+        )
+        .select_from(actors.join(identities, identities.c.id == actors.c.identity_id))
+        .where(actors.c.id.in_(actor_ids), identities.c.issuer.is_not(None))
+    )
+    return {
+        row.actor_id: IdentityRecord(seen_from(row.workspace_id, row.id), row.display_name, row.issuer)
+        for row in rows
+    }
+
+
+_MINE = text("SELECT workspace_id, workspace_name, actor_id, actor_name FROM mneia_my_memberships()")
+_SIGN_IN = text(
+    "SELECT workspace_id, workspace_name, actor_id, actor_name"
+    " FROM mneia_sign_in(:issuer, :subject, :email, :name)"
+)
+_SESSION = text(
+    "SELECT mneia_sign_in_session(:issuer, :subject, CAST(:workspace AS uuid), :digest, :hint, :lifetime)"
+)
+_KEEP = text("SELECT mneia_sign_in_keep(:key, :value, :seconds)")
+_TAKE = text("SELECT mneia_sign_in_take(:key)")
+
+
+async def my_memberships(tx: Tx) -> list[MembershipRecord]:
+    """The caller's person's memberships; for an actor with no identity, only its own."""
+    return [from_row(MembershipRecord, row) for row in await tx.execute(_MINE)]
+
+
+async def sign_in(
+    tx: Tx, issuer: str, subject: str, verified_email: str | None, name: str
+) -> list[MembershipRecord]:
+    """The memberships of the person an ID token names, after accepting the open invitations
+    of ``verified_email`` (None: accept none). Empty: nobody the database knows."""
+    found = await tx.execute(
+        _SIGN_IN, {"issuer": issuer, "subject": subject, "email": verified_email, "name": name}
+    )
+    return [from_row(MembershipRecord, row) for row in found]
+
+
+async def open_session(
+    tx: Tx, issuer: str, subject: str, workspace_id: uuid.UUID, lifetime: timedelta
+) -> tuple[str, uuid.UUID] | None:
+    """A session token for the person's human actor of the workspace: its secret (shown once) and id."""
+    secret = token.mint()
+    made = (
+        await tx.execute(
+            _SESSION,
+            {
+                "issuer": issuer,
+                "subject": subject,
+                "workspace": str(workspace_id),
+                "digest": token.digest(secret),
+                "hint": secret[: token.HINT_LENGTH],
+                "lifetime": lifetime,
+            },
+        )
+    ).scalar_one()
+    return (secret, made) if made is not None else None
+
+
+async def keep(tx: Tx, key: str, value: str, seconds: int) -> None:
+    """Keep a sign-in's value under a key, for at most ten minutes, to be taken once."""
+    await tx.execute(_KEEP, {"key": key, "value": value, "seconds": seconds})
+
+
+async def take(tx: Tx, key: str) -> str | None:
+    """The value kept under ``key``, once; None after that, or once it expired."""
+    return (await tx.execute(_TAKE, {"key": key})).scalar_one()
