@@ -222,3 +222,26 @@ async def test_graphiql_policy_lets_the_page_reach_only_its_own_websocket(offlin
     elsewhere = "ws://127.0.0.2:9/graphql"  # loopback; refused by the browser before any packet
     assert await offline.page.evaluate(OPEN_WEBSOCKET, elsewhere) == "error"
     assert await offline.refused() == [f"connect-src {elsewhere}"]
+
+
+async def test_graphiql_of_the_inbox_session_runs_as_its_person_with_no_token_typed(
+    offline: Offline, world: World
+) -> None:
+    """Signed in to the inbox, /inbox/graphiql runs a query as that person: no header typed, the
+    session's token out of every script's reach (an HttpOnly cookie), the CSRF token sent for it."""
+    page = offline.page
+    await page.goto(f"{offline.base}/inbox")
+    await page.get_by_label("Token").fill(world.human.token)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.get_by_text("Signed in as").wait_for(timeout=15_000)
+    await page.goto(f"{offline.base}/inbox/graphiql")
+    await page.locator(".graphiql-query-editor .CodeMirror").wait_for(timeout=15_000)
+    await page.locator(".graphiql-query-editor .CodeMirror").click()
+    await page.keyboard.press("Control+A")
+    await page.keyboard.press("Delete")
+    await page.keyboard.type(QUERY)
+    await page.locator(".graphiql-execute-button").click()
+    response = page.locator(".graphiql-response")
+    await response.get_by_text('"HUMAN"').wait_for(timeout=15_000)
+    assert world.human.token not in await page.evaluate("document.cookie + JSON.stringify(localStorage)")
+    assert offline.elsewhere == [] and offline.errors == []

@@ -606,3 +606,43 @@ async def test_r16_the_redactions_tab_gives_notice_and_a_hold_keeps_an_item_out(
     panel = page.split('id="panel"')[1].split("</section>")[0]
     assert "Redactions due" in page and due["id"] in panel and held["id"] not in panel
     assert "the workspace's policy" in panel and "<form" not in panel
+
+
+async def test_r3_graphiql_runs_as_the_inbox_session_with_its_csrf_token_only(
+    browser: Browser, world: World
+) -> None:
+    """/inbox/graphiql: the signed-in person's GraphiQL. Its operations go to /inbox/graphql with the
+    session's own token (never in a script's reach), and only with the page's CSRF token; whatever
+    Authorization the browser adds is dropped (R3: the session is one actor's)."""
+    me = '{"query": "{ me { id kind } }"}'
+    assert (await browser.client.get("/inbox/graphiql")).text.count("Sign in") >= 1
+    signed_out = await browser.client.post(
+        "/inbox/graphql", content=me, headers={"Content-Type": "application/json"}
+    )
+    assert (
+        signed_out.status_code == 401
+        and signed_out.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    )
+
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get("/inbox/graphiql")).text
+    found = re.search(r'<meta name="mneia-csrf" content="([^"]+)"', page)
+    assert found and '<meta name="mneia-endpoint" content="/inbox/graphql"' in page
+    json_headers = {"Content-Type": "application/json", "Origin": browser.origin}
+    without = await browser.client.post("/inbox/graphql", content=me, headers=json_headers)
+    assert without.status_code == 403 and without.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    forged = await browser.client.post(
+        "/inbox/graphql", content=me, headers={**json_headers, "X-Mneia-CSRF": "not-the-token"}
+    )
+    assert forged.status_code == 403
+    asked = await browser.client.post(
+        "/inbox/graphql",
+        content=me,
+        headers={
+            **json_headers,
+            "X-Mneia-CSRF": found.group(1),
+            "Authorization": f"Bearer {world.agent.token}",
+        },
+    )
+    assert asked.status_code == 200, asked.text
+    assert asked.json()["data"]["me"] == {"id": world.human.id, "kind": "HUMAN"}

@@ -189,7 +189,7 @@ def create_app(
             Route("/healthz", probes.healthz),
             Route("/readyz", probes.readyz),
             graphiql.assets,
-            *inbox.routes(graphql.schema, engine, hub),
+            *inbox.routes(graphql.schema, engine, hub, graphql),
             *oidc.routes(settings.oidc, engine),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.

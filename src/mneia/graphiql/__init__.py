@@ -14,6 +14,7 @@ so a browser may keep it for a year and still never runs a stale one.
 from __future__ import annotations
 
 import hashlib
+import html
 import os
 import secrets
 from pathlib import Path
@@ -73,9 +74,15 @@ _PAGE = Template(
 
 def page(_: Request) -> Response:
     """The GraphiQL page with a fresh nonce; never cached, so that it always names the current files."""
+    return page_for("/graphql", "")
+
+
+def page_for(endpoint: str, csrf: str) -> Response:
+    """The page, sending its operations to ``endpoint`` (with ``csrf`` as ``X-Mneia-CSRF`` when given:
+    the inbox's session GraphiQL, inbox.session_graphql)."""
     nonce = secrets.token_urlsafe(18)
     return HTMLResponse(
-        _PAGE.substitute(nonce=nonce),
+        _PAGE.substitute(nonce=nonce, endpoint=html.escape(endpoint), csrf=html.escape(csrf)),
         headers={
             "Content-Security-Policy": CONTENT_SECURITY_POLICY.substitute(nonce=nonce),
             "Cache-Control": "no-cache",

@@ -12,19 +12,26 @@ authorisation and row-level security.
 
 from __future__ import annotations
 
+from functools import partial
+
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 from strawberry.schema.base import BaseSchema
 
+from mneia.inbox import session_graphql
 from mneia.inbox.assets import assets
 from mneia.inbox.operation import Api
 from mneia.inbox.page import Inbox
 from mneia.storage.notification import Hub
 
 
-def routes(schema: BaseSchema, engine: AsyncEngine, hub: Hub) -> list[BaseRoute]:
+def routes(schema: BaseSchema, engine: AsyncEngine, hub: Hub, endpoint: ASGIApp) -> list[BaseRoute]:
+    """The inbox's pages; ``endpoint`` is /graphql's, which /inbox/graphql hands requests to."""
     inbox = Inbox(Api(schema, engine, hub))
     return [
+        Route("/inbox/graphiql", partial(session_graphql.page, inbox), methods=["GET"]),
+        Route("/inbox/graphql", session_graphql.SessionGraphQL(inbox, endpoint), methods=["POST"]),
         Route("/inbox", inbox.page, methods=["GET"]),
         Route("/inbox/panel", inbox.panel, methods=["GET"]),
         Route("/inbox/events", inbox.events, methods=["GET"]),

@@ -70,13 +70,20 @@ for (const key of [HEADERS, ...Object.keys(LISTS)]) {
   }
 }
 
-const url = new URL("/graphql", window.location.href);
-const subscriptionUrl = new URL(url);
+// /graphql takes a bearer token in the headers editor; /inbox/graphiql runs as the person signed in
+// to the inbox (its session cookie, which no script can read), with the page's CSRF token.
+const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content ?? "";
+const url = new URL(meta("mneia-endpoint") || "/graphql", window.location.href);
+const csrf = meta("mneia-csrf");
+const subscriptionUrl = new URL("/graphql", window.location.href);
 subscriptionUrl.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+const fetcher = csrf
+  ? GraphiQL.createFetcher({ url: url.href, headers: { "X-Mneia-CSRF": csrf } })
+  : GraphiQL.createFetcher({ url: url.href, subscriptionUrl: subscriptionUrl.href });
 
 ReactDOM.createRoot(document.getElementById("graphiql")).render(
   React.createElement(GraphiQL, {
-    fetcher: GraphiQL.createFetcher({ url: url.href, subscriptionUrl: subscriptionUrl.href }),
+    fetcher,
     storage: headerlessStorage,
     shouldPersistHeaders: false,
     isHeadersEditorEnabled: true,
