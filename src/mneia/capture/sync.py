@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -175,8 +176,6 @@ def send(remote: Any, project: str, ended: Ended) -> upload.Summary:
 
 
 def _quiet(env: Mapping[str, str] | None) -> float:
-    import os
-
     given = (env if env is not None else os.environ).get("MNEIA_SYNC_QUIET") or ""
     try:
         return float(given) if given.strip() else QUIET

@@ -1,9 +1,11 @@
 """Sending what an importer read: batched ``importItems`` calls, then the session's checkpoint.
 
-Each claim's text is redacted here first (``mneia.secrets``), so that the
-kinds of credential removed travel with it (``redacted``) and end up in the
-item's provenance; the server redacts again whatever reaches it, and the
-remote client redacts every variable on the way out, so no path skips it.
+Every string sent is redacted by the remote client (``capture.remote``,
+``mneia.secrets.redacted_values``), which also names, in each item's
+``redacted``, the kinds of credential removed from it, so that they end up in
+the item's provenance; the server redacts again whatever reaches it. Only a
+checkpoint's summary is redacted here, before it is cut to its limit, so
+that a cut never splits a credential out of the pattern's reach.
 
 Claims go in batches of ``BATCH`` (the server's limit), in the order read:
 a claim that supersedes another comes after it, in the same or an earlier
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from mneia.capture.record import Capture, Checkpoint, Claim, Origin, SessionFacts
+from mneia.capture.record import Capture, Checkpoint, Claim, SessionFacts
 from mneia.capture.remote import Remote
 from mneia.secrets import redact
 
@@ -84,22 +86,14 @@ def _moment(value: datetime | None) -> str | None:
 
 
 def item_input(claim: Claim) -> dict[str, Any]:
-    """A claim as ``ImportItemInput``, its text redacted and the kinds removed named."""
-    kinds: list[str] = []
-
-    def clean(text: str | None) -> str | None:
-        if text is None:
-            return None
-        result = redact(text)
-        kinds.extend(result.kinds)
-        return result.text
-
+    """A claim as ``ImportItemInput``. Its text is redacted on the way out, by the remote client
+    (``mneia.secrets.redacted_values``), which names the kinds removed in ``redacted``."""
     given: dict[str, Any] = {
         "key": claim.key,
         "kind": claim.kind,
-        "statement": clean(claim.statement),
-        "details": clean(claim.details),
-        "basis": clean(claim.basis),
+        "statement": claim.statement,
+        "details": claim.details,
+        "basis": claim.basis,
         "confidence": claim.confidence,
         "scope": claim.scope,
         "validFrom": _moment(claim.valid_from),
@@ -107,11 +101,9 @@ def item_input(claim: Claim) -> dict[str, Any]:
         "saidAt": _moment(claim.said_at),
         "suggestLoadBearing": claim.suggest_load_bearing or None,
         "supersedesKey": claim.supersedes,
-        "supersessionReason": clean(claim.reason),
-        "retiredReason": clean(claim.retired),
+        "supersessionReason": claim.reason,
+        "retiredReason": claim.retired,
     }
-    if kinds:
-        given["redacted"] = list(dict.fromkeys(kinds))
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -121,7 +113,7 @@ def session_input(facts: SessionFacts) -> dict[str, Any]:
         "client": {name: value for name, value in client.items() if value},
         "externalId": facts.external_id,
         "deepLink": facts.deep_link,
-        "task": redact(facts.task).text if facts.task else None,
+        "task": facts.task,
         "startedAt": _moment(facts.started_at),
         "endedAt": _moment(facts.ended_at),
     }
@@ -224,14 +216,14 @@ def checkpoint(
             session_id = remote.run(START, {"i": {"projectId": project_id, **started}})["startSession"]["id"]
     given: dict[str, Any] = {
         "sessionId": session_id,
-        "summary": redact(last.summary).text[:4_000],
+        "summary": redact(last.summary).text[:4_000],  # redacted before the cut
         "idempotencyKey": last.key[:200],
         "draft": last.draft,
     }
     if last.next_steps:
-        given["nextSteps"] = [redact(step).text for step in last.next_steps]
+        given["nextSteps"] = list(last.next_steps)
     if last.open_questions:
-        given["openQuestions"] = [redact(question).text for question in last.open_questions]
+        given["openQuestions"] = list(last.open_questions)
     from mneia.capture.remote import RemoteError
 
     try:
@@ -240,6 +232,3 @@ def checkpoint(
         if error.code == "CONFLICT" and "has ended" in error.message:
             return None  # checkpointed before, under another key: the session's handoff stands
         raise
-
-
-__all__ = ["BATCH", "Summary", "import_capture", "item_input", "Origin"]

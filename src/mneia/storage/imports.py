@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.database import Tx, from_row
@@ -92,16 +92,6 @@ async def record(tx: Tx, project_id: uuid.UUID, entries: Sequence[Entry]) -> Non
             },
         )
     )
-
-
-async def moved(tx: Tx, project_id: uuid.UUID, document: str, positions: dict[str, int]) -> None:
-    """Unchanged keys of a document that moved within it keep their new place."""
-    for key, position in positions.items():
-        await tx.execute(
-            update(imports)
-            .where(imports.c.project_id == project_id, imports.c.key == key)
-            .values(document=document, position=position)
-        )
 
 
 async def recorded_at(tx: Tx) -> datetime:

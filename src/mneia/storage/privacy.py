@@ -170,20 +170,6 @@ async def held_items(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, bool]:
     return {row.id: row.held for row in rows}
 
 
-_HELD = text(
-    "SELECT id FROM unnest(CAST(:ids AS uuid[]), CAST(:projects AS uuid[])) AS t(id, project)"
-    " WHERE mneia_held(mneia_workspace(), t.project, t.id)"
-)
-
-
-async def held(tx: Tx, pairs: Sequence[tuple[uuid.UUID, uuid.UUID]]) -> set[uuid.UUID]:
-    """Which of the (item, project) pairs are under a legal hold now."""
-    if not pairs:
-        return set()
-    rows = await tx.execute(_HELD, {"ids": [i for i, _ in pairs], "projects": [p for _, p in pairs]})
-    return {row.id for row in rows}
-
-
 # The items due for redaction by ``until``: SUPERSEDED or RETIRED under a policy in force (the
 # project's before the workspace's, a kind's before every kind's), counted from when the item took
 # its status. One row per item, with the policy and when it is due. ``{order}``: by when they are due
