@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Text, Uuid, literal, select
+from sqlalchemy import Boolean, Text, Uuid, literal, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.storage.item import authority_condition, authority_of
@@ -68,10 +68,13 @@ async def test_r4_sql_and_python_agree_on_authority_for_every_status_and_confirm
         for status in ItemStatus:
             for confirmed in (True, False):
                 by = literal(uuid.uuid4() if confirmed else None, Uuid)
-                for wanted in sets:
-                    condition = authority_condition(wanted, literal(str(status), Text), by)
-                    answer = (await connection.execute(select(condition))).scalar_one()
-                    assert answer is (authority_of(status, confirmed) in wanted), (status, confirmed, wanted)
+                # As the items hold it (who confirmed) and as the counters do (whether confirmed).
+                for held in (by.is_not(None), literal(confirmed, Boolean)):
+                    for wanted in sets:
+                        condition = authority_condition(wanted, literal(str(status), Text), held)
+                        answer = (await connection.execute(select(condition))).scalar_one()
+                        expected = authority_of(status, confirmed) in wanted
+                        assert answer is expected, (status, confirmed, wanted)
 
 
 # --- R4 + R2 as a property -----------------------------------------------------------------------

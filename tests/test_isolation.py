@@ -67,6 +67,7 @@ TENANT_TABLES = (
     "invitations",
     "retention_policies",
     "legal_holds",
+    "item_counts",
 )
 # Those that carry a workspace_id column (workspaces is keyed by id; identities span workspaces).
 WORKSPACE_TABLES = TENANT_TABLES[2:]
@@ -551,6 +552,18 @@ def _foreign_row(name: str, a: Tenant, b: Tenant) -> dict[str, Any]:
             "reason": "planted",
             "placed_by": me,
         },
+        "item_counts": {
+            "project_id": uuid.UUID(b.project_id),
+            "scope": "WORKSPACE",
+            "actor_id": me,
+            "via_grant": False,
+            "status": "ACTIVE",
+            "kind": "FACT",
+            "load_bearing": False,
+            "confirmed": True,
+            "slot": 1,
+            "n": 1000,
+        },
     }
     row = planted[name]
     columns = tables.metadata.tables[name].c
@@ -571,9 +584,10 @@ async def test_r1_raw_insert_into_another_workspace_is_refused(
         planting = insert(tables.metadata.tables[name]).values(**_foreign_row(name, a, b))
         error = (await refused(connection, planting)).orig
     # Where the role may insert at all, it is the row-level policy that says no; the rest
-    # (workspaces and identities are minted by an administrator, events and states by a trigger) it may not.
+    # (workspaces and identities are minted by an administrator, events, states and counts by a
+    # trigger) it may not.
     # Proposals and disputes meet their authority guard first: it cannot see the item they name.
-    if name in ("workspaces", "identities", "item_events", "item_states"):
+    if name in ("workspaces", "identities", "item_events", "item_states", "item_counts"):
         assert "permission denied" in str(error), error
     elif name in ("proposals", "disputes"):
         assert "REFUSED:" in str(error), error

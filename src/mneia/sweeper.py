@@ -1,5 +1,6 @@
 """``mneia serve``'s retention sweep (R16): every ``MNEIA_SWEEP_EVERY``, in a thread of the serving
-process, as the administrator (the workers connect as ``mneia_app``, which cannot redact).
+process, as the administrator (the workers connect as ``mneia_app``, which cannot redact). Each pass
+also folds the item counters (storage.count.fold), so that a project's counter rows stay few.
 
 ``MNEIA_SWEEP_EVERY`` is an ISO-8601 duration (default ``PT1H``); ``0`` or ``off`` turns it off,
 for a deployment that runs ``mneia admin sweep`` from its own scheduler instead. The first pass runs
@@ -56,12 +57,13 @@ class Sweeper(threading.Thread):
 
     async def _pass(self) -> None:
         from mneia.clock import now
-        from mneia.storage import privacy
+        from mneia.storage import count, privacy
         from mneia.storage.database import create_engine
 
         engine = create_engine(self.admin_url, pool_size=1, application_name="mneia-sweep")
         try:
             swept = await privacy.sweep(engine, now())
+            await count.fold(engine)
         finally:
             await engine.dispose()
         if swept.redacted or swept.held:

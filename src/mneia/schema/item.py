@@ -22,6 +22,7 @@ from mneia.schema.reading import View
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
 from mneia.storage.actor import ActorRecord
+from mneia.storage.count import LIMIT, Count
 from mneia.storage.item import ItemRecord
 from mneia.storage.session import SessionRecord
 from mneia.vocabulary import HIDDEN_ID
@@ -271,22 +272,41 @@ async def _hidden_links(loaders: Any, record: ItemRecord) -> list[str]:
 class ItemPage:
     nodes: list[Item]
     page_info: PageInfo
-    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+    counter: strawberry.Private[Callable[[], Awaitable[Count]]]
 
-    @strawberry.field(description="How many items match the filter, on every page together.")
+    @strawberry.field(
+        description="How many items match the filter, on every page together. Exact when"
+        " totalCountIsExact; otherwise the filter matches more than this many, which"
+        f" is all that was counted ({LIMIT:,}; docs/counting.md)."
+    )
     async def total_count(self) -> int:
-        return await self.counter()
+        return (await self.counter()).total
+
+    @strawberry.field(
+        description="Whether totalCount is the exact number. Always true without a filter or with"
+        " one on kinds, statuses, loadBearing and authorities (kept counters); with any other"
+        f" filter, true when at most {LIMIT:,} items match."
+    )
+    async def total_count_is_exact(self) -> bool:
+        return (await self.counter()).exact
 
 
 @strawberry.type(description="A page of events of a project's items, newest first.")
 class ItemEventPage:
     nodes: list[ItemEvent]
     page_info: PageInfo
-    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+    counter: strawberry.Private[Callable[[], Awaitable[Count]]]
 
-    @strawberry.field(description="How many events match, on every page together.")
+    @strawberry.field(
+        description=f"How many events match, on every page together, counted up to {LIMIT:,}: exact"
+        " when totalCountIsExact, else at least this many (docs/counting.md)."
+    )
     async def total_count(self) -> int:
-        return await self.counter()
+        return (await self.counter()).total
+
+    @strawberry.field(description=f"Whether totalCount is exact: true when at most {LIMIT:,} events match.")
+    async def total_count_is_exact(self) -> bool:
+        return (await self.counter()).exact
 
 
 @strawberry.input

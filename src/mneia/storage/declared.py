@@ -25,6 +25,7 @@ FILES = (
     "events.sql",
     "identity.sql",
     "privacy.sql",
+    "counts.sql",
     "announcements.sql",
     "grants.sql",
 )

@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Text, and_, func, literal, select, tuple_
+from sqlalchemy import Text, and_, literal, select, tuple_
 
+from mneia.storage import count
+from mneia.storage.count import Count
 from mneia.storage.database import Tx, from_row, one_of
 from mneia.storage.tables import item_events, items
 from mneia.vocabulary import ItemEventKind, ItemStatus
@@ -55,7 +57,7 @@ async def of_items(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, lis
 class EventPage:
     records: list[EventRecord]
     has_next: bool
-    count: Callable[[], Awaitable[int]]
+    count: Callable[[], Awaitable[Count]]
     """The total of the project's matching events, counted only when asked for."""
 
 
@@ -89,9 +91,6 @@ async def of_project(
     ordered = listing.order_by(item_events.c.at.desc(), item_events.c.seq.desc()).limit(first + 1)
     rows = (await tx.execute(ordered)).all()
 
-    async def count() -> int:
-        counted = await tx.execute(select(func.count()).select_from(joined).where(*conditions))
-        return int(counted.scalar_one())
-
     records = [from_row(EventRecord, row) for row in rows[:first]]
-    return EventPage(records, has_next=len(rows) > first, count=count)
+    counter = count.once(lambda: count.bounded(tx, joined, conditions))
+    return EventPage(records, has_next=len(rows) > first, count=counter)

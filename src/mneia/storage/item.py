@@ -40,6 +40,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.dml import ReturningInsert
 
 from mneia.freshness import freshness_at
+from mneia.storage import count
+from mneia.storage.count import Count
 from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_states, items
@@ -60,8 +62,9 @@ def constant(value: str) -> Any:
     return literal(str(value), Text, literal_execute=True)
 
 
-def authority_condition(wanted: Sequence[Authority], status: Any, confirmed_by: Any) -> ColumnElement[bool]:
-    """Whether an item's authority is among ``wanted``, as SQL over its status and confirmation.
+def authority_condition(wanted: Sequence[Authority], status: Any, is_confirmed: Any) -> ColumnElement[bool]:
+    """Whether an item's authority is among ``wanted``, as SQL over its status and whether it is
+    confirmed (``is_confirmed``: ``confirmed_by IS NOT NULL`` on items, ``confirmed`` on the counters).
 
     Derived from ``authority_of`` over every status, confirmed or not, so that
     the two cannot disagree (tests/test_filters.py checks every combination in
@@ -81,9 +84,9 @@ def authority_condition(wanted: Sequence[Authority], status: Any, confirmed_by: 
     if either:
         parts.append(status.in_(either))
     if confirmed:
-        parts.append(and_(status.in_(confirmed), confirmed_by.is_not(None)))
+        parts.append(and_(status.in_(confirmed), is_confirmed))
     if unconfirmed:
-        parts.append(and_(status.in_(unconfirmed), confirmed_by.is_(None)))
+        parts.append(and_(status.in_(unconfirmed), not_(is_confirmed)))
     return or_(*parts) if parts else false()
 
 
@@ -215,8 +218,8 @@ class ItemFilter:
 class ItemPage:
     records: list[ItemRecord]
     has_next: bool
-    count: Callable[[], Awaitable[int]]
-    """The filter's total, counted only when asked for (a project may hold many thousands)."""
+    count: Callable[[], Awaitable[Count]]
+    """The filter's total, counted only when asked for, and at most once (storage.count)."""
 
 
 def _like_pattern(text: str) -> str:
@@ -311,7 +314,8 @@ async def page(
     if wanted.statuses:
         conditions.append(columns["status"].in_([constant(value) for value in wanted.statuses]))
     if wanted.authorities:
-        conditions.append(authority_condition(wanted.authorities, columns["status"], columns["confirmed_by"]))
+        confirmed = columns["confirmed_by"].is_not(None)
+        conditions.append(authority_condition(wanted.authorities, columns["status"], confirmed))
     if wanted.load_bearing is not None:
         conditions.append(columns["load_bearing"].is_(wanted.load_bearing))
     if wanted.load_bearing_suggested is not None:
@@ -344,7 +348,7 @@ async def page(
             at_cursor = [select(key).where(cursor.c.id == after).scalar_subquery() for key in held]
             listing = listing.where(tuple_(*keys) > tuple_(*at_cursor))
         rows = (await tx.execute(listing.order_by(*keys).limit(first + 1))).all()
-        return _page(tx, rows, first, source, conditions)
+        return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
     # Newest first: by id now; as of a moment by when each was said, so that the index
     # items_asserted starts at the moment instead of walking past everything said since.
     if as_of is None:
@@ -358,7 +362,7 @@ async def page(
             said = select(cursor.c.asserted_at).where(cursor.c.id == after).scalar_subquery()
             listing = listing.where(tuple_(items.c.asserted_at, items.c.id) < tuple_(said, literal(after)))
     rows = (await tx.execute(listing.order_by(*newest).limit(first + 1))).all()
-    return _page(tx, rows, first, source, conditions)
+    return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
 
 
 def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:
@@ -379,14 +383,47 @@ def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:
     return [last_checked(columns), columns["id"]]
 
 
-def _page(
-    tx: Tx, rows: Sequence[Any], first: int, source: Any, conditions: list[ColumnElement[bool]]
-) -> ItemPage:
-    async def count() -> int:
-        counted = await tx.execute(select(func.count()).select_from(source).where(and_(*conditions)))
-        return int(counted.scalar_one())
+def from_counters(wanted: ItemFilter, as_of: datetime | None, valid_at: datetime | None) -> bool:
+    """Whether the counters answer this filter's total: the items as they are now, chosen by
+    status, kind, load-bearing and authority only (docs/counting.md). Else the count is bounded."""
+    return (
+        as_of is None
+        and valid_at is None
+        and not wanted.text
+        and wanted.stale is None
+        and wanted.load_bearing_suggested is None
+    )
 
-    return ItemPage([_record(row) for row in rows[:first]], has_next=len(rows) > first, count=count)
+
+def _counter(
+    tx: Tx,
+    project_id: uuid.UUID,
+    wanted: ItemFilter,
+    source: Any,
+    conditions: list[ColumnElement[bool]],
+    as_of: datetime | None,
+    valid_at: datetime | None,
+) -> Callable[[], Awaitable[Count]]:
+    if not from_counters(wanted, as_of, valid_at):
+        return count.once(lambda: count.bounded(tx, source, conditions))
+
+    def chosen(columns: Any) -> list[ColumnElement[bool]]:
+        chosen: list[ColumnElement[bool]] = []
+        if wanted.kinds:
+            chosen.append(columns.kind.in_([constant(value) for value in wanted.kinds]))
+        if wanted.statuses:
+            chosen.append(columns.status.in_([constant(value) for value in wanted.statuses]))
+        if wanted.authorities:
+            chosen.append(authority_condition(wanted.authorities, columns.status, columns.confirmed))
+        if wanted.load_bearing is not None:
+            chosen.append(columns.load_bearing.is_(wanted.load_bearing))
+        return chosen
+
+    return count.once(lambda: count.counted(tx, project_id, chosen))
+
+
+def _page(rows: Sequence[Any], first: int, counter: Callable[[], Awaitable[Count]]) -> ItemPage:
+    return ItemPage([_record(row) for row in rows[:first]], has_next=len(rows) > first, count=counter)
 
 
 _NOW_SOURCE, _NOW_COLUMNS = _source(items, None)

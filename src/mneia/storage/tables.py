@@ -382,6 +382,23 @@ legal_holds = Table(
     _at("released_at", nullable=True),
 )
 
+# Issue 24: how many items each audience of a project sees (storage/sql/counts.sql), read under RLS.
+item_counts = Table(
+    "item_counts",
+    metadata,
+    _ws(),
+    Column("project_id", UUID(as_uuid=True), primary_key=True),
+    Column("scope", Text, primary_key=True),
+    Column("actor_id", UUID(as_uuid=True), primary_key=True),
+    Column("via_grant", Boolean, primary_key=True),
+    Column("status", Text, primary_key=True),
+    Column("kind", Text, primary_key=True),
+    Column("load_bearing", Boolean, primary_key=True),
+    Column("confirmed", Boolean, primary_key=True),
+    Column("slot", Integer, primary_key=True),
+    Column("n", BigInteger, nullable=False),
+)
+
 # R19: a workspace's invitations, accepted at a person's first sign-in (storage/sql/identity.sql).
 invitations = Table(
     "invitations",

@@ -22,6 +22,8 @@ GRANT USAGE ON SEQUENCE announcement_seq TO mneia_app;
 GRANT SELECT, INSERT ON retention_policies, legal_holds TO mneia_app;
 GRANT UPDATE (removed_by, removed_at) ON retention_policies TO mneia_app;
 GRANT UPDATE (released_by, released_at) ON legal_holds TO mneia_app;
+-- Counts (counts.sql): read under their policy; kept by the owner's trigger alone.
+GRANT SELECT ON item_counts TO mneia_app;
 
 -- New functions of the owner's are private too, until a migration grants them.
 ALTER DEFAULT PRIVILEGES FOR ROLE mneia_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;

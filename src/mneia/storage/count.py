@@ -1,0 +1,80 @@
+"""How many rows a page's filter matches, without counting a million (docs/counting.md).
+
+Two ways, and the rule that picks one lives in ``storage.item.page``:
+
+- **From the counters** (``item_counts``, kept by the items' triggers,
+  storage/sql/counts.sql): exact, transactional, and read under their own
+  RLS policy, which restates the items' (R2), so a reader's sum never counts
+  an item it cannot see. It answers a filter on status, kind, load-bearing
+  and authority of the items as they are now.
+- **Bounded**: any other filter (text, staleness, a past moment...) counts
+  the matching rows, but at most ``LIMIT`` of them: exact below it, and above
+  it the answer is ``LIMIT`` with ``exact`` false.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, literal_column, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia.config import OWNER_ROLE
+from mneia.storage.database import Tx, transaction
+from mneia.storage.tables import item_counts
+
+LIMIT = 10_000
+"""The most rows a bounded count reads: the answer above it is LIMIT, not exact."""
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    total: int
+    exact: bool
+
+
+async def bounded(tx: Tx, source: Any, conditions: Sequence[ColumnElement[bool]]) -> Count:
+    """The rows of ``source`` that meet ``conditions``, counted up to LIMIT (one more tells)."""
+    some = select(literal_column("1")).select_from(source).where(*conditions).limit(LIMIT + 1).subquery()
+    found = int((await tx.execute(select(func.count()).select_from(some))).scalar_one())
+    return Count(min(found, LIMIT), exact=found <= LIMIT)
+
+
+async def counted(
+    tx: Tx, project_id: uuid.UUID, conditions: Callable[[Any], Sequence[ColumnElement[bool]]]
+) -> Count:
+    """The project's items the reader sees, from the counters: ``conditions`` gets the counters'
+    columns (status, kind, load_bearing, confirmed) and says which rows to add up."""
+    columns = item_counts.c
+    total = await tx.execute(
+        select(func.coalesce(func.sum(columns.n), 0)).where(
+            columns.workspace_id == tx.workspace_id, columns.project_id == project_id, *conditions(columns)
+        )
+    )
+    return Count(int(total.scalar_one()), exact=True)
+
+
+def once(count: Callable[[], Awaitable[Count]]) -> Callable[[], Awaitable[Count]]:
+    """``count`` run at most once, however many fields ask (totalCount, totalCountIsExact):
+    sibling fields resolve concurrently, and one transaction runs one statement at a time."""
+    task: asyncio.Future[Count] | None = None
+
+    def shared() -> Awaitable[Count]:
+        nonlocal task
+        if task is None:
+            task = asyncio.ensure_future(count())
+        return task
+
+    return shared
+
+
+async def fold(admin: AsyncEngine) -> int:
+    """Fold every connection's counter rows into one per audience (the sweep's upkeep, as the
+    owner): how many rows it folded. Counts are the same before and after."""
+    async with transaction(admin) as tx:
+        await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+        return int((await tx.execute(text("SELECT mneia_fold_item_counts()"))).scalar_one())
