@@ -1,5 +1,6 @@
 """The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9),
-and executing a subscription event once for every subscriber of one token who runs the same operation.
+executing a subscription event once for every subscriber of one token who runs the same operation,
+and completing plain fields in one loop (resolvers.completion).
 
 graphql-core reserves the String and ID scalars, so their parsing cannot be
 replaced. Instead every string a request carries into an argument — in its
@@ -40,6 +41,7 @@ from graphql import (
     visit,
 )
 from mneia.errors import BadInput
+from mneia.resolvers.completion import Completion
 from mneia.resolvers.inputs import text_problem
 
 
@@ -193,7 +195,7 @@ async def _copy_of(shared: asyncio.Future[ExecutionResult]) -> ExecutionResult:
     return ExecutionResult(result.data, list(result.errors) if result.errors else None, result.extensions)
 
 
-class Execution(StrawberryGraphQLCoreExecutionContext):
+class Execution(Completion, StrawberryGraphQLCoreExecutionContext):
     @classmethod
     def build(
         cls,
