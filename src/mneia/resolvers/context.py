@@ -3,6 +3,9 @@
 The transaction is opened by ``extension.Transaction`` around execution; the
 loaders batch every nested lookup of one operation into one query per kind,
 per moment read (resolvers.view: a read ``asOf`` a moment gets its own).
+An operation that reads nothing (introspection only, ``{ __typename }``) has
+its token checked by the same statement in one round trip, without a
+transaction around it (``verified``).
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
 import strawberry
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.errors import Unauthenticated
 from mneia.resolvers.view import Loaders, View
 from mneia.storage import token
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx, transaction
+from mneia.storage.database import Tx, Unreachable, transaction
 from mneia.storage.notification import Hub
 
 
@@ -131,6 +136,32 @@ class Context:
             finally:
                 self._tx = None
 
+    async def verified(self) -> None:
+        """Authenticate the token for an operation that reads nothing: ``mneia_authenticate`` alone,
+        as its own statement, with no BEGIN and COMMIT around it (one round trip, not three).
+
+        Refused exactly as ``authenticated`` refuses: a missing, unknown, revoked or expired
+        token raises Unauthenticated. The context it binds lasts for that statement only
+        (``set_config(..., true)`` in the statement's own transaction), and no transaction is
+        left open. A pooled connection the database dropped is replaced once, as a BEGIN's is.
+        """
+        secret = self.token()
+        if not secret:
+            self._actor = None
+            raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
+        async with self.lock:
+            self._actor = None
+            for attempt in (1, 2):
+                try:
+                    self._actor = await _authenticated_alone(self.engine, secret)
+                except DBAPIError as error:
+                    if attempt == 2 or not error.connection_invalidated:
+                        raise
+                    continue
+                break
+            if self._actor is None:
+                raise Unauthenticated("unknown or revoked bearer token")
+
     @asynccontextmanager
     async def sharing(self, other: Context) -> AsyncIterator[Tx]:
         """The transaction ``other`` authenticated with the same token, under this context's lock.
@@ -154,6 +185,21 @@ class Context:
     def view(self, moment: datetime | None = None) -> View:
         """This transaction's read at ``moment`` (None: now): what the objects read there carry (R9)."""
         return View(self, self.loaders.at(moment))
+
+
+async def _authenticated_alone(engine: AsyncEngine, secret: str) -> ActorRecord | None:
+    """The token's actor, read by one statement on a pooled connection outside any transaction."""
+    try:
+        connection = await engine.connect()
+    except DBAPIError as error:
+        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
+    try:
+        await connection.execution_options(isolation_level="AUTOCOMMIT")
+        driver = (await connection.get_raw_connection()).driver_connection
+        assert isinstance(driver, asyncpg.Connection)
+        return await token.authenticate(Tx(connection, driver), secret)
+    finally:
+        await connection.close()
 
 
 Info = strawberry.Info[Context, None]

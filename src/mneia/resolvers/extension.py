@@ -89,7 +89,13 @@ class Transaction(SchemaExtension):
             )
             yield
             return
-        if not context.token() and _introspection_only(execution.graphql_document):
+        if _introspection_only(execution.graphql_document):
+            # Nothing to read: no transaction; a token, if given, is still checked (F10).
+            if context.token():
+                try:
+                    await context.verified()
+                except Exception as error:  # noqa: BLE001 - unauthenticated, or the database is away
+                    execution.result = _failed(error)
             yield
             return
         async with AsyncExitStack() as stack:
