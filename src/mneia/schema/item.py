@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from mneia.schema.actor import Actor
+from mneia.schema.conversion import flat
 from mneia.schema.enums import ActorKind, Authority, ItemKind, ItemStatus, Scope
 from mneia.schema.event import ItemEvent
 from mneia.schema.loading import now_or_later
@@ -315,7 +316,10 @@ class ItemFilter:
     statuses: list[ItemStatus] | None = strawberry.field(default=None, description="Default: every status.")
     load_bearing: bool | None = None
     text: str | None = strawberry.field(
-        default=None, description="Words (full-text, English) or a substring of the statement."
+        default=None,
+        description='Words to find in the statement or details, in web-search syntax ("a phrase",'
+        ' or, -word), English-stemmed, each word matching as a prefix: "idempot" finds "idempotency".'
+        ' Words alone like "the" match nothing.',
     )
     authorities: list[Authority] | None = strawberry.field(
         default=None, description="Items whose authority is one of these (R4). Default: every authority."
@@ -330,6 +334,7 @@ class ItemFilter:
     )
 
 
+@flat
 @strawberry.input
 class AssertItemInput:
     project_id: strawberry.ID

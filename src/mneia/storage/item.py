@@ -25,6 +25,7 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    cast,
     false,
     func,
     literal,
@@ -36,6 +37,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.dml import ReturningInsert
 
@@ -222,9 +224,22 @@ class ItemPage:
     """The filter's total, counted only when asked for, and at most once (storage.count)."""
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+_LEXEME = r"'((?:[^']|'')+)'"
+"""A lexeme as a tsquery prints it: quoted, a quote inside doubled."""
+
+
+def prefix_query(words: str) -> Any:
+    """``filter.text`` as a tsquery: web-search syntax ("a phrase", or, -not) over English
+    lexemes, each matching as a prefix, so "idempot" finds "idempotency" and "refund" "refunds,".
+
+    Chosen over a substring (ILIKE) match, which no index serves under RLS without another
+    superuser-only LEAKPROOF mark and a trigram index as large as the text: the prefix match
+    uses items_search, as full-text does, and answers a word that matches nothing from the
+    index alone (docs/counting.md, "Text search").
+    """
+    parsed = func.websearch_to_tsquery(literal_column("'english'::regconfig"), words)
+    prefixed = func.regexp_replace(cast(parsed, Text), _LEXEME, r"'\1':*", "g")
+    return cast(prefixed, TSQUERY)
 
 
 STATE_FIELDS = frozenset(
@@ -326,14 +341,7 @@ async def page(
         stale = stale_condition(columns, bindparam("judged_at", moment, type_=DateTime(timezone=True)))
         conditions.append(stale if wanted.stale else ~stale)
     if wanted.text:
-        conditions.append(
-            or_(
-                items.c.statement.ilike(_like_pattern(wanted.text), escape="\\"),
-                literal_column("items.search").op("@@")(
-                    func.websearch_to_tsquery(literal_column("'english'::regconfig"), wanted.text)
-                ),
-            )
-        )
+        conditions.append(literal_column("items.search").op("@@")(prefix_query(wanted.text)))
     if valid_at is not None:
         conditions.append(or_(items.c.valid_from.is_(None), items.c.valid_from <= valid_at))
         conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
