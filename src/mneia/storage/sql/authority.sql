@@ -311,9 +311,13 @@ CREATE FUNCTION public.mneia_items_whole() RETURNS trigger
   END
   $$;
 
+-- Only rows that could break either rule are queued (a batch of plain assertions
+-- queues none): a row's replacement link never changes after its INSERT, and a row
+-- DISPUTED at commit was DISPUTED after its INSERT or its last change of status.
 CREATE CONSTRAINT TRIGGER items_whole AFTER INSERT OR UPDATE OF status ON items
   DEFERRABLE INITIALLY DEFERRED
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_items_whole();
+  FOR EACH ROW WHEN (NEW.supersedes_id IS NOT NULL OR NEW.status = 'DISPUTED')
+  EXECUTE FUNCTION public.mneia_items_whole();
 
 -- The same, from the dispute's side: a dispute resolved leaves its item DISPUTED only
 -- while another open dispute names it.

@@ -3,7 +3,7 @@
 -- Every change of an item appends an event (who, when, from which status to
 -- which, the load-bearing and confirmation state after it, and why), and
 -- records the item's state from that instant on in item_states. Written by
--- this trigger only: SECURITY DEFINER, so that mneia_app needs (and has) no
+-- these triggers only: SECURITY DEFINER, so that mneia_app needs (and has) no
 -- INSERT on item_events or item_states, and no code path can change an item
 -- silently or invent its history.
 --
@@ -70,6 +70,77 @@ CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz, f
   END
   $$;
 
+-- An assertion's log, for every row one INSERT wrote, in two statements: each
+-- row's ASSERTED event (and, for a row an administrator loads with its
+-- history, the confirmation, load-bearing setting and verification dated
+-- after it), then its states, one per instant its times name. A statement-level
+-- trigger over the inserted rows (its transition table), so that a batch of a
+-- thousand assertions is two INSERTs here, not two thousand calls: each row's
+-- events and states are exactly those the row would have had inserted alone.
+-- Events are appended in the rows' id order (minted in time order, so the order
+-- they were given in), each row's in the order above.
+CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    trusted boolean := public.mneia_trusted_session();
+    who uuid := public.mneia_actor();
+  BEGIN
+    INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
+                                    load_bearing, confirmed, reason, data)
+    SELECT a.workspace_id, a.id, e.actor, e.at, e.event, e.was, a.status, e.bearing, e.ruled, e.why, e.extra
+    FROM asserted a
+    CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant,
+                               a.confirmed_by IS NOT NULL AS confirmed) t
+    CROSS JOIN LATERAL (VALUES
+      (1, true, 'ASSERTED', a.asserted_by, t.instant, NULL::text,
+       a.load_bearing AND a.load_bearing_set_at <= a.asserted_at,
+       t.confirmed AND a.confirmed_at <= a.asserted_at,
+       coalesce(a.supersession_reason, a.status_reason),
+       jsonb_build_object('supersedes', a.supersedes_id, 'session', a.session_id)),
+      (2, t.confirmed AND a.confirmed_at > a.asserted_at, 'CONFIRMED', a.confirmed_by,
+       greatest(a.confirmed_at, t.instant), a.status,
+       a.load_bearing AND a.load_bearing_set_at <= a.confirmed_at, true, NULL, '{}'::jsonb),
+      (3, a.load_bearing AND a.load_bearing_set_at > a.asserted_at, 'LOAD_BEARING_SET',
+       a.load_bearing_set_by, greatest(a.load_bearing_set_at, t.instant), a.status, true,
+       t.confirmed AND a.confirmed_at <= a.load_bearing_set_at, NULL, '{}'),
+      (4, a.last_verified_at > a.asserted_at, 'VERIFIED', coalesce(who, a.asserted_by),
+       greatest(a.last_verified_at, t.instant), a.status,
+       a.load_bearing AND a.load_bearing_set_at <= a.last_verified_at,
+       t.confirmed AND a.confirmed_at <= a.last_verified_at, NULL, '{}')
+    ) e (n, wanted, event, actor, at, was, bearing, ruled, why, extra)
+    WHERE e.wanted
+    ORDER BY a.id, e.n;
+
+    -- As of each instant from the assertion on: what its own times tell then (a
+    -- confirmation dated later is not in the state before it), until the next.
+    INSERT INTO public.item_states (workspace_id, item_id, since, until, status, status_reason,
+                                    load_bearing, load_bearing_suggested, confirmed_by, confirmed_at,
+                                    last_verified_at)
+    SELECT a.workspace_id, a.id, m.moment,
+           coalesce(lead(m.moment) OVER (PARTITION BY a.id ORDER BY m.moment), 'infinity'),
+           a.status, a.status_reason, a.load_bearing AND coalesce(a.load_bearing_set_at <= m.moment, true),
+           a.load_bearing_suggested,
+           CASE WHEN a.confirmed_at <= m.moment THEN a.confirmed_by END,
+           CASE WHEN a.confirmed_at <= m.moment THEN a.confirmed_at END,
+           CASE WHEN a.last_verified_at <= m.moment THEN a.last_verified_at END
+    FROM asserted a
+    CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
+    CROSS JOIN LATERAL (SELECT DISTINCT x AS moment
+                        FROM unnest(ARRAY[t.instant, a.confirmed_at, a.load_bearing_set_at,
+                                          a.last_verified_at]) x
+                        WHERE x >= t.instant) m
+    ORDER BY a.id, m.moment;
+    RETURN NULL;
+  END
+  $$;
+
+CREATE TRIGGER items_asserted_log AFTER INSERT ON items
+  REFERENCING NEW TABLE AS asserted
+  FOR EACH STATEMENT EXECUTE FUNCTION public.mneia_items_asserted_log();
+
+-- Every later change of an item, row by row: its events and its new state.
 CREATE FUNCTION public.mneia_items_log() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
@@ -77,43 +148,8 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
   DECLARE
     who uuid := coalesce(public.mneia_actor(), NEW.asserted_by);
     confirmed boolean := NEW.confirmed_by IS NOT NULL;
-    instant timestamptz := now();
-    moment timestamptz;
+    instant timestamptz;
   BEGIN
-    IF TG_OP = 'INSERT' THEN
-      IF public.mneia_trusted_session() THEN
-        instant := NEW.asserted_at;
-      END IF;
-      PERFORM public.mneia_item_event(NEW, NEW.asserted_by, instant, 'ASSERTED', NULL,
-        NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.asserted_at,
-        confirmed AND NEW.confirmed_at <= NEW.asserted_at,
-        coalesce(NEW.supersession_reason, NEW.status_reason),
-        jsonb_build_object('supersedes', NEW.supersedes_id, 'session', NEW.session_id));
-      IF confirmed AND NEW.confirmed_at > NEW.asserted_at THEN
-        PERFORM public.mneia_item_event(NEW, NEW.confirmed_by, greatest(NEW.confirmed_at, instant),
-          'CONFIRMED', NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.confirmed_at,
-          true, NULL, '{}');
-      END IF;
-      IF NEW.load_bearing AND NEW.load_bearing_set_at > NEW.asserted_at THEN
-        PERFORM public.mneia_item_event(NEW, NEW.load_bearing_set_by,
-          greatest(NEW.load_bearing_set_at, instant), 'LOAD_BEARING_SET', NEW.status, true,
-          confirmed AND NEW.confirmed_at <= NEW.load_bearing_set_at, NULL, '{}');
-      END IF;
-      IF NEW.last_verified_at > NEW.asserted_at THEN
-        PERFORM public.mneia_item_event(NEW, who, greatest(NEW.last_verified_at, instant), 'VERIFIED',
-          NEW.status, NEW.load_bearing AND NEW.load_bearing_set_at <= NEW.last_verified_at,
-          confirmed AND NEW.confirmed_at <= NEW.last_verified_at, NULL, '{}');
-      END IF;
-      FOR moment IN
-        SELECT DISTINCT m FROM unnest(ARRAY[instant, NEW.confirmed_at, NEW.load_bearing_set_at,
-                                            NEW.last_verified_at]) m
-        WHERE m >= instant ORDER BY m
-      LOOP
-        PERFORM public.mneia_item_state(NEW, moment, moment = instant);
-      END LOOP;
-      RETURN NEW;
-    END IF;
-
     instant := greatest(now(), (SELECT s.since FROM public.item_states s
                                 WHERE s.workspace_id = NEW.workspace_id AND s.item_id = NEW.id
                                   AND s.until = 'infinity'));
@@ -166,5 +202,5 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
   END
   $$;
 
-CREATE TRIGGER items_log AFTER INSERT OR UPDATE ON items
+CREATE TRIGGER items_log AFTER UPDATE ON items
   FOR EACH ROW EXECUTE FUNCTION public.mneia_items_log();
