@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
-from mneia.storage import failures, item, project, token
+from mneia.storage import bulk, failures, item, project, token
 from mneia.storage.database import Driven, TransactionEnded, create_engine, transaction
 from mneia.vocabulary import ItemKind, Scope
 from tests.graphql import World
@@ -40,7 +40,7 @@ async def _both_ways(engine: AsyncEngine, world: World, new: item.NewItem) -> tu
     """The item inserted through the driver, and read back through SQLAlchemy, in one transaction."""
     async with transaction(engine) as tx:
         await token.authenticate(tx, world.agent.token)
-        written = await item.create(tx, new, confirmed=False)
+        (written,) = await bulk.create_many(tx, [new], confirmed=[False])
         read = await item.get(tx, written.id)
         tx.fail()  # leave nothing behind
     return written, read
@@ -81,8 +81,8 @@ async def test_r1_the_driver_runs_in_the_transaction_sqlalchemy_runs_in(
         assert actor is not None
         bound = (await tx.execute(text("SELECT mneia_actor()"))).scalar_one()
         assert bound == actor.id
-        written = await item.create(
-            tx, _new(world, kind=ItemKind.FACT, statement="rolled back"), confirmed=False
+        (written,) = await bulk.create_many(
+            tx, [_new(world, kind=ItemKind.FACT, statement="rolled back")], confirmed=[False]
         )
         tx.fail()
     async with transaction(engine) as tx:

@@ -18,8 +18,10 @@ them (written inline or passed as variables alike): ``rehydrate`` and
 ``resume`` ``SLICE_WEIGHT`` plus a unit per ``TOKENS_PER_UNIT`` tokens of
 budget (a slice reads, renders and counts candidates in proportion, and
 refills its pools up to that budget); ``checkpoint`` ``WRITE_WEIGHT`` per
-item and replacement it writes. So 100 aliases of ``rehydrate(input: $i)``
-sharing one variable weigh what 100 slices cost, not 100 small fields.
+item and replacement it writes; ``assertItems`` ``ASSERTION_WEIGHT`` per item,
+and the list it returns counts once per item it was given. So 100 aliases of
+``rehydrate(input: $i)`` sharing one variable weigh what 100 slices cost, not
+100 small fields.
 
 Each fragment is measured once per page size it is spread under, so the walk
 is linear in the size of the document however its spreads repeat.
@@ -52,6 +54,7 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
+    ListValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     Undefined,
@@ -84,6 +87,15 @@ def _checkpoint_weight(arguments: Mapping[str, Any]) -> int:
     given = arguments.get("input") or {}
     written = len(given.get("items") or ()) + len(given.get("supersessions") or ())
     return WRITE_WEIGHT * (1 + written)
+
+
+ASSERTION_WEIGHT = 10
+"""What one item of ``assertItems`` weighs beyond the fields it returns: a row of one INSERT, where a
+checkpoint's item (WRITE_WEIGHT) is a statement of its own. A full batch of 1,000 weighs 10,000."""
+
+BATCHES = frozenset({"assertItems"})
+"""Root fields that take a list ``input`` and return one element per item of it: they weigh
+ASSERTION_WEIGHT per item, and their list holds exactly that many (not ``list_size``)."""
 
 
 WEIGHTS = {"rehydrate": _slice_weight, "resume": _slice_weight, "checkpoint": _checkpoint_weight}
@@ -191,8 +203,12 @@ class _Walk:
             return Measure(0, aliases, TEXT_WEIGHT if long_text else 1)
         weight = self.weight(node, definition, parent)
         first = self.first(node, definition)
+        batch = self.batch(node, parent)
+        if batch is not None:
+            weight += ASSERTION_WEIGHT * batch
         if isinstance(get_nullable_type(definition.type), GraphQLList):
             size = first if first is not None else page if page is not None else self.list_size
+            size = batch if batch is not None else size
             inner = self.selections(node.selection_set, get_named_type(definition.type), None)
         else:
             size = 1
@@ -209,6 +225,25 @@ class _Walk:
         except GraphQLError:
             return weigh({})  # arguments that do not coerce stop the operation before it runs
         return weigh(arguments)
+
+    def batch(self, node: FieldNode, parent: GraphQLNamedType) -> int | None:
+        """How many items a batch field (``BATCHES``) is given, or None for any other field.
+
+        Counted on the request as sent, without coercing a thousand inputs twice: a list
+        written in the document, or a variable's list (a single value is a list of one, as
+        coercion makes it)."""
+        if node.name.value not in BATCHES or parent is not self.schema.mutation_type:
+            return None
+        given = next((a.value for a in node.arguments or () if a.name.value == "input"), None)
+        if isinstance(given, ListValueNode):
+            return len(given.values)
+        if isinstance(given, VariableNode):
+            if given.name.value not in self.inputs:  # its default, if it has one
+                value = self.variables.get(given.name.value)
+            else:
+                value = self.inputs[given.name.value]
+            return len(value) if isinstance(value, list) else int(value is not None)
+        return int(given is not None)
 
     def first(self, node: FieldNode, definition: GraphQLField) -> int | None:
         """The page size this field asks for: its ``first`` argument, else that argument's default."""

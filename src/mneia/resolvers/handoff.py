@@ -1,8 +1,8 @@
 """checkpoint, handoff, latestHandoff: the artifact made when work stops (R12).
 
 ``checkpoint`` is one transaction: the session's items are written by the
-same code as ``assertItem`` (resolvers.item.write_assertion) and its
-replacements by the same code as ``supersedeItem``
+same code as ``assertItem``, as one batch (resolvers.assertion.write_assertions),
+and its replacements by the same code as ``supersedeItem``
 (resolvers.supersession.write_supersession), so disputes open, suggestions
 wait and an agent's replacement of a human ruling comes back pending exactly
 as there; then the session ends and the handoff is stored, with references
@@ -31,6 +31,7 @@ import strawberry
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.rehydration import handoff as text
 from mneia.rehydration import render, tokens
+from mneia.resolvers.assertion import Assertion, write_assertions
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
     decode_cursor,
@@ -40,7 +41,6 @@ from mneia.resolvers.inputs import (
     parse_id,
     required_text,
 )
-from mneia.resolvers.item import write_assertion
 from mneia.resolvers.supersession import write_supersession
 from mneia.resolvers.view import View
 from mneia.schema.actor import Actor
@@ -123,9 +123,11 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
             handoffId=str(existing.id) if existing else None,
         )
 
+    batch: list[Assertion] = []
     for index, data in enumerate(input.items or []):
         field = f"input.items[{index}]"
-        await write_assertion(info, _tied(data, found, field), field)
+        batch.append(Assertion(_tied(data, found, field), field))
+    await write_assertions(info, batch)
     for index, change in enumerate(input.supersessions or []):
         field = f"input.supersessions[{index}]"
         tied = _tied(change.replacement, found, f"{field}.replacement")

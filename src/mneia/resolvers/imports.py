@@ -33,9 +33,10 @@ import strawberry
 
 from mneia.authority import Source, require_changeable, require_status_change
 from mneia.errors import BadInput, HumanRequired, NotFound
+from mneia.resolvers.assertion import Assertion, write_assertion, write_assertions
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import deep_link, optional_text, parse_id, redacted_kinds, required_text
-from mneia.resolvers.item import changed, write_assertion
+from mneia.resolvers.item import changed
 from mneia.resolvers.project import project_to_work_in
 from mneia.resolvers.supersession import Replaced, write_supersession
 from mneia.schema.imports import (
@@ -304,23 +305,47 @@ async def _retire(info: Info, record: ItemRecord, reason: str) -> tuple[ImportAc
     )
 
 
+def _earlier(batch: Batch, one: Cleaned, edited: Entry | None) -> tuple[Entry | None, Entry | None]:
+    """What the key wrote before (``known``), and the entry an edit of it replaces (``earlier``)."""
+    known = batch.entry(one.given.key)
+    earlier = edited if known is None or known.digest.startswith(REMOVED) else known
+    return known, earlier
+
+
+def _unchanged(known: Entry | None, one: Cleaned) -> bool:
+    return known is not None and known.digest == one.digest
+
+
+def _asserted_anew(batch: Batch, one: Cleaned, edited: Entry | None) -> bool:
+    """Whether the item is a new assertion that replaces nothing: those are written in batches."""
+    known, earlier = _earlier(batch, one, edited)
+    if _unchanged(known, one) or one.given.supersedes_key is not None:
+        return False
+    return earlier is None or earlier.item_id is None
+
+
+def _source(batch: Batch, one: Cleaned) -> Source:
+    return Source(
+        vouched=batch.origin == ImportOrigin.DOCUMENT, said_at=one.given.said_at, redacted=one.redacted
+    )
+
+
 async def _one(
     info: Info, batch: Batch, one: Cleaned, position: int, edited: Entry | None, edit_reason: str
 ) -> None:
-    """Write one item: new, or an edit of what its key (or the key it is paired with) wrote."""
+    """Write one item that is not a new assertion: unchanged, or an edit of what its key (or the
+    key it is paired with) wrote, or a replacement of what ``supersedesKey`` names."""
     given = one.given
-    source = Source(
-        vouched=batch.origin == ImportOrigin.DOCUMENT, said_at=given.said_at, redacted=one.redacted
-    )
-    known = batch.entry(given.key)
-    if known is not None and known.digest == one.digest:
+    source = _source(batch, one)
+    known, earlier = _earlier(batch, one, edited)
+    if _unchanged(known, one):
+        assert known is not None
         batch.writes.append(_write(given.key, ImportAction.UNCHANGED, info, batch.record_of(known)))
         if known.position != position and batch.document:
             batch.wrote[given.key] = Entry(
                 given.key, batch.document, position, known.digest, known.item_id, known.proposal_id
             )
         return
-    earlier = edited if known is None or known.digest.startswith(REMOVED) else known
     record: ItemRecord | None
     pending: ProposalRecord | None = None
     note: str | None = None
@@ -329,7 +354,8 @@ async def _one(
         action, record, pending, note = await _replace(info, batch, one, target, edit_reason, source)
         if action == ImportAction.SKIPPED:
             record, note = batch.record_of(earlier), f"the edit was not applied: {note}"
-    elif given.supersedes_key is not None:
+    else:
+        assert given.supersedes_key is not None, "a new assertion is written in a batch (_asserted)"
         target = await _target(info, batch, given.supersedes_key, f"{one.field}.supersedesKey")
         reason = one.reason or edit_reason
         action, record, pending, note = await _replace(info, batch, one, target, reason, source)
@@ -337,9 +363,33 @@ async def _one(
             # What the source decided is memory all the same: asserted, outside the chain.
             record = await write_assertion(info, _assertion(batch, one), one.field, source)
             action, note = ImportAction.ASSERTED, f"asserted without replacing anything: {note}"
-    else:
-        record = await write_assertion(info, _assertion(batch, one), one.field, source)
-        action = ImportAction.ASSERTED
+    await _settled(info, batch, one, position, edited, (action, record, pending, note))
+
+
+async def _asserted(info: Info, batch: Batch, run: Sequence[tuple[Cleaned, int, Entry | None]]) -> None:
+    """Write a run of consecutive new assertions in one batch (resolvers.assertion), then settle
+    each in order: the answer's rows and the ledger come out as if written one by one."""
+    written = await write_assertions(
+        info,
+        [Assertion(_assertion(batch, one), one.field, _source(batch, one)) for one, _, _ in run],
+    )
+    for (one, position, edited), record in zip(run, written, strict=True):
+        await _settled(info, batch, one, position, edited, (ImportAction.ASSERTED, record, None, None))
+
+
+async def _settled(
+    info: Info,
+    batch: Batch,
+    one: Cleaned,
+    position: int,
+    edited: Entry | None,
+    done: tuple[ImportAction, ItemRecord | None, ProposalRecord | None, str | None],
+) -> None:
+    """What follows an item's write: its retirement if the source retired it, its row in the
+    answer, and its ledger entry."""
+    given = one.given
+    known, earlier = _earlier(batch, one, edited)
+    action, record, pending, note = done
     if one.retired is not None and record is not None and action != ImportAction.SKIPPED:
         action, record, note = await _retire(info, record, one.retired)
     batch.writes.append(_write(given.key, action, info, record, pending, note))
@@ -412,8 +462,18 @@ async def import_items(info: Info, input: ImportInput) -> ImportResult:
     if input.session is not None and (changes or removed):
         batch.session = await _session(info, batch, input.session)
 
+    run: list[tuple[Cleaned, int, Entry | None]] = []
     for position, one in enumerate(cleaned):
-        await _one(info, batch, one, position, edits.get(one.given.key), edit_reason)
+        edited = edits.get(one.given.key)
+        if _asserted_anew(batch, one, edited):
+            run.append((one, position, edited))
+            continue
+        if run:
+            await _asserted(info, batch, run)
+            run = []
+        await _one(info, batch, one, position, edited, edit_reason)
+    if run:
+        await _asserted(info, batch, run)
     for entry in removed:
         assert entry.item_id is not None
         record = await item.get(tx, entry.item_id)

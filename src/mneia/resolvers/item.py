@@ -1,4 +1,4 @@
-"""Items: assert, read, confirm, settle load-bearing, retire, verify.
+"""Items: read, confirm, settle load-bearing, retire, verify (asserting is resolvers.assertion).
 
 Who may do what: any member of the project (directly or through its team) may
 assert, suggest and verify, and retire an item nobody ruled on; confirming,
@@ -13,27 +13,23 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.authority import TYPED, Source, confirms, require_changeable, require_status_change
+from mneia.authority import require_changeable, require_status_change
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
-    confidence,
     decode_cursor,
     encode_cursor,
     optional_text,
     page_size,
     parse_id,
-    parse_ids,
-    redacted_kinds,
     required_text,
 )
-from mneia.resolvers.project import project_to_work_in
-from mneia.schema.item import AssertItemInput, Item, ItemFilter, ItemPage
+from mneia.schema.item import Item, ItemFilter, ItemPage
 from mneia.schema.page import PageInfo
 from mneia.schema.proposal import Proposal
-from mneia.storage import actor, dispute, item, proposal
-from mneia.storage.item import ItemRecord, NewItem
-from mneia.vocabulary import ItemOrder, ItemStatus, Scope
+from mneia.storage import item, proposal
+from mneia.storage.item import ItemRecord
+from mneia.vocabulary import ItemOrder, ItemStatus
 
 
 async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
@@ -97,99 +93,6 @@ async def list_items(
     return ItemPage(
         nodes=nodes, page_info=PageInfo(has_next_page=page.has_next, end_cursor=end), counter=page.count
     )
-
-
-async def validated_assertion(info: Info, data: AssertItemInput, field: str) -> NewItem:
-    """Check an assertion's input and return what it states. Writes nothing."""
-    context = info.context
-    tx = context.tx
-    session_key = parse_id(data.session_id, f"{field}.sessionId") if data.session_id is not None else None
-    place = await project_to_work_in(tx, data.project_id, f"{field}.projectId", session_key)
-    project_key = place.project.id
-
-    scope = Scope(data.scope) if data.scope else Scope.PROJECT
-    grants = parse_ids(list(data.grant_actor_ids or []), f"{field}.grantActorIds")
-    if scope == Scope.GRANTS and not grants:
-        raise BadInput(f"{field}.grantActorIds", "scope GRANTS needs at least one actor")
-    if scope != Scope.GRANTS and grants:
-        raise BadInput(f"{field}.grantActorIds", "only allowed with scope GRANTS")
-    if grants:
-        known = await actor.by_ids(tx, grants)
-        unknown = [str(g) for g in grants if g not in known]
-        if unknown:
-            raise BadInput(f"{field}.grantActorIds", f"no such actor in this workspace: {', '.join(unknown)}")
-
-    if data.valid_from and data.valid_to and data.valid_to < data.valid_from:
-        raise BadInput(f"{field}.validTo", "is before validFrom")
-
-    if session_key is not None:
-        found = place.session
-        if found is None:
-            raise NotFound("session", data.session_id)
-        if found.project_id != project_key:
-            raise BadInput(f"{field}.sessionId", "belongs to another project")
-        if found.actor_id != context.actor.id:
-            raise BadInput(f"{field}.sessionId", "is another actor's session")
-        if found.ended_at is not None:
-            raise BadInput(f"{field}.sessionId", "has ended; start a new session")
-
-    return NewItem(
-        project_id=project_key,
-        kind=data.kind,
-        statement=required_text(data.statement, f"{field}.statement"),
-        details=optional_text(data.details, f"{field}.details"),
-        basis=optional_text(data.basis, f"{field}.basis"),
-        confidence=confidence(data.confidence, f"{field}.confidence"),
-        scope=scope,
-        grant_actor_ids=tuple(sorted(set(grants))),
-        session_id=session_key,
-        valid_from=data.valid_from,
-        valid_to=data.valid_to,
-        decay_after=data.decay_after,
-        redacted=redacted_kinds(data.redacted, f"{field}.redacted"),
-    )
-
-
-async def contested_items(info: Info, ids: list[strawberry.ID] | None, field: str) -> list[ItemRecord]:
-    keys = parse_ids(list(ids or []), field)
-    if not keys:
-        return []
-    found = await item.by_ids(info.context.tx, keys)
-    for key in keys:
-        record = found.get(key)
-        if record is None:
-            raise NotFound("item", key)
-        if record.status != ItemStatus.ACTIVE:
-            raise Conflict(
-                f"{field}: item {key} is {record.status}, not ACTIVE", currentStatus=record.status.value
-            )
-    return [found[key] for key in dict.fromkeys(keys)]
-
-
-async def write_assertion(
-    info: Info, data: AssertItemInput, field: str, source: Source = TYPED
-) -> ItemRecord:
-    """Check an assertion and write it: the one way an item is asserted (``assertItem``, each
-    item of a ``checkpoint``, each new item of ``importItems``). Disputes open for what it
-    contradicts (R8); a suggestion that it is load-bearing waits for a human (R5)."""
-    context = info.context
-    new = source.stamped(await validated_assertion(info, data, field))
-    contested = await contested_items(info, data.contradicts, f"{field}.contradicts")
-    record = await item.create(
-        context.tx,
-        new,
-        confirmed=confirms(context.actor, source.vouched),
-        contradicts=[other.id for other in contested],
-    )
-    for other in contested:
-        await dispute.open(context.tx, record, other, reason=new.basis)
-    if data.suggest_load_bearing:
-        record = await suggest(info, record, reason=None)
-    return record
-
-
-async def assert_item(info: Info, input: AssertItemInput) -> Item:
-    return Item.of(await write_assertion(info, input, "input"), info.context.view())
 
 
 async def visible_item(info: Info, id: strawberry.ID, field: str = "id") -> ItemRecord:

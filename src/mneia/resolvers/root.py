@@ -12,6 +12,7 @@ from strawberry.types import ExecutionContext
 from graphql import GraphQLError
 from mneia.errors import MneiaError
 from mneia.resolvers import actor as actor_resolvers
+from mneia.resolvers import assertion as assertion_resolvers
 from mneia.resolvers import dispute as dispute_resolvers
 from mneia.resolvers import event as event_resolvers
 from mneia.resolvers import handoff as handoff_resolvers
@@ -150,7 +151,13 @@ class Mutation:
     )
     start_session: Session = strawberry.mutation(resolver=session_resolvers.start_session)
     end_session: Session = strawberry.mutation(resolver=session_resolvers.end_session)
-    assert_item: Item = strawberry.mutation(resolver=item_resolvers.assert_item)
+    assert_item: Item = strawberry.mutation(resolver=assertion_resolvers.assert_item)
+    assert_items: list[Item] = strawberry.mutation(
+        resolver=assertion_resolvers.assert_items,
+        description="Assert up to 1,000 items in one request and one transaction, each exactly as"
+        " assertItem would (same checks, authority, events and notifications), in the order given."
+        " One bad item refuses them all, its error naming input[k]; nothing is written.",
+    )
     confirm_item: Item = human_only(item_resolvers.confirm_item)
     set_load_bearing: Item = human_only(item_resolvers.set_load_bearing)
     suggest_load_bearing: Proposal = strawberry.mutation(resolver=item_resolvers.suggest_load_bearing)

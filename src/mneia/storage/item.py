@@ -613,17 +613,12 @@ def _load_bearing(tx: Tx, load_bearing: bool) -> dict[str, Any]:
     return {"load_bearing": True, "load_bearing_set_by": tx.actor_id, "load_bearing_set_at": _NOW}
 
 
-async def create(
-    tx: Tx, new: NewItem, *, confirmed: bool, contradicts: Sequence[uuid.UUID] = ()
-) -> ItemRecord:
-    """Assert an item as the caller, now: confirmed when a human states it; DISPUTED when it contradicts."""
-    disputed: dict[str, Any] = {}
-    if contradicts:
-        disputed = {"status": ItemStatus.DISPUTED, "status_reason": _contradicting(contradicts)}
-    return await _insert(tx, new, **disputed, **_confirmation(tx, confirmed))
+# An assertion is storage.bulk's create_many (one statement for any number of items);
+# the writes below are a replacement's, one at a time.
 
 
-def _contradicting(ids: Sequence[uuid.UUID]) -> str:
+def contradicting(ids: Sequence[uuid.UUID]) -> str:
+    """Why an item that contradicts others is DISPUTED (R8)."""
     return "contradicts " + ", ".join(str(item_id) for item_id in ids)
 
 
@@ -710,7 +705,7 @@ async def mark_superseded(tx: Tx, item_id: uuid.UUID, reason: str) -> ItemRecord
 
 async def mark_disputed(tx: Tx, item_id: uuid.UUID, contested: uuid.UUID, why: str) -> ItemRecord | None:
     return await _update(
-        tx, item_id, status=ItemStatus.DISPUTED, status_reason=f"{_contradicting([contested])}: {why}"
+        tx, item_id, status=ItemStatus.DISPUTED, status_reason=f"{contradicting([contested])}: {why}"
     )
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import UUID, any_, bindparam, func, insert, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -91,9 +93,32 @@ async def access(tx: Tx, project_id: uuid.UUID, session_id: uuid.UUID | None = N
     actor cannot see the project.
     """
     rows = await tx.fetch(_ACCESS, {"ids": [project_id], "session": session_id})
-    if not rows:
-        return None
-    row = rows[0]
+    return _access_of(rows[0]) if rows else None
+
+
+async def access_all(
+    tx: Tx, project_ids: Sequence[uuid.UUID], session_ids: Sequence[uuid.UUID] = ()
+) -> tuple[dict[uuid.UUID, Access], dict[uuid.UUID, SessionRecord]]:
+    """``access`` for a batch of writes: each project the actor can see, and each session.
+
+    One statement when the batch names at most one session (a client's
+    batch is in its session, or in none), two otherwise; never one per item.
+    The accesses carry no session: a batch's sessions are in the second map.
+    """
+    named = session_ids[0] if len(session_ids) == 1 else None
+    places: dict[uuid.UUID, Access] = {}
+    sessions: dict[uuid.UUID, SessionRecord] = {}
+    for row in await tx.fetch(_ACCESS, {"ids": list(project_ids), "session": named}):
+        found = _access_of(row)
+        places[found.project.id] = dataclasses.replace(found, session=None)
+        if found.session is not None:
+            sessions[found.session.id] = found.session
+    if len(session_ids) > 1:
+        sessions = await session.by_ids(tx, session_ids)
+    return places, sessions
+
+
+def _access_of(row: Sequence[Any]) -> Access:
     project_part, session_part = row[: len(_COLUMNS)], row[len(_COLUMNS) + 1 :]
     found = from_row(SessionRecord, session_part) if session_part[0] is not None else None
     return Access(from_row(ProjectRecord, project_part), bool(row[len(_COLUMNS)]), found)
