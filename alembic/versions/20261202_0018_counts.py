@@ -10,6 +10,7 @@ Create Date: 2026-12-02
 - ``items_counted_*``: statement-level triggers that keep it; each connection
   writes its own rows (slot), ``mneia_fold_item_counts`` (the sweep's) folds them.
 - The items already there are counted once, with writers held off.
+- ``items_selection`` goes: counting a project's visible items was its only use.
 The upgrade and downgrade are the SQL files beside this one.
 """
 

@@ -237,10 +237,7 @@ CREATE TABLE items (
   CHECK (supersedes_id IS NULL OR supersession_reason IS NOT NULL)
 );
 CREATE INDEX items_page ON items (workspace_id, project_id, id DESC);
--- Covers the visibility policy's columns too, so counting a project's
--- visible items is an index-only scan.
-CREATE INDEX items_selection ON items (workspace_id, project_id, status, kind)
-  INCLUDE (scope, asserted_by, load_bearing, grant_actor_ids);
+-- (A project's visible items are counted by item_counts, counts.sql, not by an index.)
 -- Index-only scans need a fresh visibility map: vacuum items early.
 ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
                        autovacuum_vacuum_insert_scale_factor = 0.02);
