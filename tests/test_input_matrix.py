@@ -225,6 +225,8 @@ def arguments_with(position: Position, bad: Any) -> dict[str, Any]:
         return values
     holder_type: Any = definition.args[argument].type
     holder = values.setdefault(argument, valid_value(holder_type))
+    if isinstance(holder, list):  # a list of input objects (assertItems' input): its one element
+        holder = holder[0]
     for name in position.path[1:-1]:
         holder_type = get_named_type(holder_type).fields[name].type
         holder = holder.setdefault(name, valid_value(holder_type))
