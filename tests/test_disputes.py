@@ -109,6 +109,7 @@ async def test_r8_contradicting_assertion_is_disputed_and_opens_a_dispute(api: A
         "items",
         "item_events",
         "item_states",
+        "item_counts",
         "disputes",
     }
     newcomer_read = await read(api, world.agent.token, newcomer["id"])

@@ -107,6 +107,7 @@ async def test_r7_human_supersedes_a_human_confirmed_item_directly(api: Api, wor
         "items",
         "item_events",
         "item_states",
+        "item_counts",
     }
 
 

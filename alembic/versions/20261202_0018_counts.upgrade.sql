@@ -54,17 +54,21 @@ AS $function$
   $function$;
 CREATE OR REPLACE FUNCTION public.mneia_item_count_deltas(rows items[], sign integer)
  RETURNS TABLE(workspace_id uuid, project_id uuid, scope text, actor_id uuid, via_grant boolean, status text, kind text, load_bearing boolean, confirmed boolean, n bigint)
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
 AS $function$
-    SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
-           r.load_bearing, r.confirmed_by IS NOT NULL, sign
-    FROM unnest(rows) r
-    UNION ALL
-    SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
-           r.confirmed_by IS NOT NULL, sign
-    FROM unnest(rows) r, unnest(r.grant_actor_ids) g
-    WHERE r.scope = 'GRANTS' AND g <> r.asserted_by
+  BEGIN
+    RETURN QUERY
+      SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
+             r.load_bearing, r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r
+      UNION ALL
+      SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
+             r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r, unnest(r.grant_actor_ids) g
+      WHERE r.scope = 'GRANTS' AND g <> r.asserted_by;
+  END
   $function$;
 CREATE OR REPLACE FUNCTION public.mneia_items_count()
  RETURNS trigger

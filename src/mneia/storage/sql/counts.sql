@@ -54,16 +54,20 @@ CREATE POLICY item_count_keep ON item_counts FOR ALL TO mneia_owner USING (true)
 CREATE FUNCTION public.mneia_item_count_deltas(rows public.items[], sign integer)
   RETURNS TABLE (workspace_id uuid, project_id uuid, scope text, actor_id uuid, via_grant boolean,
                  status text, kind text, load_bearing boolean, confirmed boolean, n bigint)
-  LANGUAGE sql IMMUTABLE
+  LANGUAGE plpgsql IMMUTABLE
+  SET search_path = pg_catalog, public, pg_temp
   AS $$
-    SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
-           r.load_bearing, r.confirmed_by IS NOT NULL, sign
-    FROM unnest(rows) r
-    UNION ALL
-    SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
-           r.confirmed_by IS NOT NULL, sign
-    FROM unnest(rows) r, unnest(r.grant_actor_ids) g
-    WHERE r.scope = 'GRANTS' AND g <> r.asserted_by
+  BEGIN
+    RETURN QUERY
+      SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
+             r.load_bearing, r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r
+      UNION ALL
+      SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
+             r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r, unnest(r.grant_actor_ids) g
+      WHERE r.scope = 'GRANTS' AND g <> r.asserted_by;
+  END
   $$;
 
 -- One statement's changes, summed by counter row (an UPDATE that changes no counted
