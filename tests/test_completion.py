@@ -226,6 +226,14 @@ class Root:
     leaves: list[Leaf]
     first: Leaf
     other: Leaf | None
+    holes: list[Leaf | None]
+    """A list of objects with a null where one is allowed."""
+    gaps: list[Leaf]
+    """A list of objects with a null where none is allowed."""
+
+    @strawberry.field
+    def listed(self) -> list[Leaf]:
+        return self.leaves
 
 
 def good(name: str) -> Leaf:
@@ -263,9 +271,18 @@ class Query:
     @strawberry.field
     def root(self, which: str) -> Root:
         if which == "good":
-            return Root(leaves=[good("x"), good("y")], first=good("z"), other=None)
+            return Root(
+                leaves=[good("x"), good("y")], first=good("z"), other=None, holes=[None], gaps=[good("w")]
+            )
         missing: Any = object()
-        return Root(leaves=[good("x"), broken()], first=broken(), other=missing)
+        gaps: Any = [good("x"), None]
+        return Root(
+            leaves=[good("x"), broken()],
+            first=broken(),
+            other=missing,
+            holes=[good("v"), None, broken()],
+            gaps=gaps,
+        )
 
 
 FIELDS = """
@@ -273,7 +290,13 @@ FIELDS = """
   child { name } requiredChild { name colour }
 """
 QUERIES = [
-    f'{{ root(which: "good") {{ leaves {{ {FIELDS} }} first {{ {FIELDS} }} other {{ name }} }} }}',
+    f'{{ root(which: "good") {{ leaves {{ {FIELDS} }} first {{ {FIELDS} }} other {{ name }} holes {{ name }}'
+    f" gaps {{ name }} listed {{ {FIELDS} }} }} }}",
+    '{ root(which: "bad") { holes { name colour } gaps { name } } }',
+    '{ root(which: "bad") { holes { name shade ok slow } listed { name slow } } }',
+    '{ root(which: "bad") { listed { name requiredChild { name } } } }',
+    '{ root(which: "bad") { holes { name requiredChild { name } } } }',
+    '{ root(which: "bad") { gaps { name slow } } }',
     f'{{ root(which: "bad") {{ leaves {{ {FIELDS} }} }} }}',
     f'{{ root(which: "bad") {{ first {{ {FIELDS} }} }} }}',
     '{ root(which: "bad") { other { name } } }',

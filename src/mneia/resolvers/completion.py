@@ -69,7 +69,7 @@ class _Never:
 
 
 # How a step completes its value.
-LEAF, LEAVES, OBJECT, OTHER, TYPENAME = range(5)
+LEAF, LEAVES, OBJECT, OBJECTS, OTHER, TYPENAME = range(6)
 
 
 class Kind(NamedTuple):
@@ -187,10 +187,16 @@ def _decided(definition: GraphQLField) -> Kind | None:
             return Kind(
                 LEAVES, coerce=item_named.coerce_output_value, items_nullable=items_nullable, **common
             )
+        if is_object_type(item_named) and item_named.is_type_of is None:
+            return Kind(OBJECTS, object_type=item_named, items_nullable=items_nullable, **common)
     elif is_object_type(named) and named.is_type_of is None:
         return Kind(OBJECT, object_type=named, **common)
     # A method's value of another type is completed by graphql-core; an attribute is read there.
     return Kind(OTHER, **common) if method is not None else None
+
+
+_FALLBACK = object()
+"""What ``Completion._objects`` answers for a list that graphql-core must complete."""
 
 
 class _Unplain(Exception):
@@ -358,6 +364,11 @@ class Completion(Executor):
         field_path = Path(path, name, parent_type.name)
         if _unplain(value, self.is_awaitable):
             return self.execute_field(parent_type, source, fields, field_path, position_context)
+        if kind.completes == OBJECTS:
+            done = self._objects(kind, fields, field_path, value, position_context)
+            if done is _FALLBACK:
+                return self.execute_field(parent_type, source, fields, field_path, position_context)
+            return done
         return self._object(kind, fields, field_path, value, position_context)
 
     def _object(
@@ -366,15 +377,73 @@ class Completion(Executor):
         """An object's sub-selection, as ``execute_field`` completes it, its errors handled alike."""
         assert kind.object_type is not None
         try:
-            completed = self.collect_and_execute_subfields(
-                kind.object_type, fields, path, value, position_context
-            )
+            completed = self._subfields(kind.object_type, fields, path, value, position_context)
         except Exception as error:
             self.handle_field_error(error, kind.return_type, fields, path)
             return None
         if self.is_awaitable(completed):
             return self._settled(completed, kind.return_type, fields, path)
         return completed
+
+    def _objects(
+        self, kind: Kind, fields: FieldDetailsList, path: Path, items: Any, position_context: Any
+    ) -> Any:
+        """A list of objects, each item's sub-selection executed as ``complete_list_value`` does, its
+        errors handled alike (an item's at the item, propagated to the list when the item is
+        non-null); ``_FALLBACK``, before any work, for a list graphql-core must complete."""
+        assert kind.object_type is not None
+        if type(items) is not list and type(items) is not tuple:
+            return _FALLBACK
+        is_awaitable = self.is_awaitable
+        for item in items:
+            if item is None:
+                if not kind.items_nullable:
+                    return _FALLBACK
+            elif isinstance(item, Exception) or is_awaitable(item):
+                return _FALLBACK
+        listed: Any = kind.return_type if kind.nullable else kind.return_type.of_type  # type: ignore[union-attr]
+        item_type = listed.of_type
+        completed: list[Any] = []
+        pending: list[int] = []
+        try:
+            for index, item in enumerate(items):
+                if item is None:
+                    completed.append(None)
+                    continue
+                item_path = Path(path, index, None)
+                try:
+                    done = self._subfields(kind.object_type, fields, item_path, item, position_context)
+                except Exception as error:
+                    self.handle_field_error(error, item_type, fields, item_path)  # raises when non-null
+                    done = None
+                if is_awaitable(done):
+                    pending.append(index)
+                    done = self._settled(done, item_type, fields, item_path)
+                completed.append(done)
+        except Exception as error:
+            if pending:
+                self.settle_in_background([completed[index] for index in pending])
+            self.handle_field_error(error, kind.return_type, fields, path)
+            return None
+        if not pending:
+            return completed
+        return self._settled(_listed(completed, pending), kind.return_type, fields, path)
+
+    def _subfields(
+        self,
+        object_type: GraphQLObjectType,
+        fields: FieldDetailsList,
+        path: Path,
+        value: Any,
+        position_context: Any,
+    ) -> Any:
+        """``collect_and_execute_subfields``: straight to ``execute_fields`` when nothing is deferred,
+        as graphql-core's incremental executor goes there itself."""
+        if position_context is None:
+            collected = self.collect_subfields(object_type, fields)
+            if not collected.new_defer_usages:
+                return self.execute_fields(object_type, value, path, collected.grouped_field_set, None)
+        return self.collect_and_execute_subfields(object_type, fields, path, value, position_context)
 
     def _called(
         self,
@@ -392,10 +461,13 @@ class Completion(Executor):
             if value is None and kind.nullable:
                 return None
             plain = not _unplain(value, self.is_awaitable)
-            if plain and kind.object_type is not None:
-                completed = self.collect_and_execute_subfields(
-                    kind.object_type, fields, path, value, position_context
-                )
+            if plain and kind.completes == OBJECTS:
+                completed = self._objects(kind, fields, path, value, position_context)
+                if completed is not _FALLBACK:
+                    return completed
+                completed = self._completed(parent_type, fields, path, value, position_context)
+            elif plain and kind.object_type is not None:
+                completed = self._subfields(kind.object_type, fields, path, value, position_context)
             elif plain and kind.completes in (LEAF, LEAVES):
                 try:
                     return coerced(kind, value, self.is_awaitable)
@@ -434,6 +506,14 @@ class Completion(Executor):
         except Exception as error:
             self.handle_field_error(error, return_type, fields, path)
             return None
+
+
+async def _listed(completed: list[Any], pending: list[int]) -> list[Any]:
+    """The list with its awaitable items settled, as ``complete_iterable_value`` gathers them."""
+    settled = await gather_with_cancel(*(completed[index] for index in pending))
+    for index, value in zip(pending, settled, strict=True):
+        completed[index] = value
+    return completed
 
 
 async def _gathered(results: dict[str, Any], awaitable_fields: list[str]) -> dict[str, Any]:
