@@ -193,7 +193,7 @@ async def build_space(http: httpx.AsyncClient, admin: AsyncEngine, name: str, pr
                     "task": f"work on {name}-project-{number:02d}",
                     "client": {"tool": tool, "version": version},
                     "externalId": external,
-                    "deepLink": f"{tool}://resume/{external}" if has_link else None,
+                    "deepLink": f"claude --resume {external}" if has_link else None,
                 },
             )
             space.sessions[(agent.id, project_id)] = uuid.UUID(data["startSession"]["id"])
