@@ -413,15 +413,10 @@ def _moment(value: str) -> datetime:
 def run_sweep(args: argparse.Namespace) -> None:
     """R16: redact what the retention policies have made due, skipping what legal holds keep (R17)."""
     from mneia.clock import now
-    from mneia.storage import count, privacy
-
-    async def upkeep(engine: AsyncEngine) -> privacy.Swept:
-        swept = await privacy.sweep(engine, moment)
-        await count.fold(engine)  # the counters' upkeep rides along (storage/sql/counts.sql)
-        return swept
+    from mneia.sweeper import upkeep
 
     moment = now(args.now)
-    swept = _admin_act(args, "the sweep", upkeep)
+    swept = _admin_act(args, "the sweep", lambda engine: upkeep(engine, moment))
     if args.json:
         print(json.dumps({**swept.as_json(), "now": moment.isoformat()}))
         return

@@ -14,9 +14,15 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import isodate
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from mneia.storage.privacy import Swept
 
 DEFAULT = timedelta(hours=1)
 log = logging.getLogger("mneia.sweep")
@@ -40,6 +46,16 @@ def every(env: Mapping[str, str] | None = None) -> timedelta | None:
     return interval
 
 
+async def upkeep(engine: AsyncEngine, moment: datetime) -> Swept:
+    """One pass, as ``mneia serve`` runs it and ``mneia admin sweep`` does: the retention sweep at
+    ``moment`` (R16, R17), then the item counters folded (storage.count.fold)."""
+    from mneia.storage import count, privacy
+
+    swept = await privacy.sweep(engine, moment)
+    await count.fold(engine)
+    return swept
+
+
 class Sweeper(threading.Thread):
     """Sweeps ``admin_url`` every ``interval`` until ``stop``."""
 
@@ -57,13 +73,11 @@ class Sweeper(threading.Thread):
 
     async def _pass(self) -> None:
         from mneia.clock import now
-        from mneia.storage import count, privacy
         from mneia.storage.database import create_engine
 
         engine = create_engine(self.admin_url, pool_size=1, application_name="mneia-sweep")
         try:
-            swept = await privacy.sweep(engine, now())
-            await count.fold(engine)
+            swept = await upkeep(engine, now())
         finally:
             await engine.dispose()
         if swept.redacted or swept.held:

@@ -324,15 +324,9 @@ async def page(
     if as_of is not None:
         # Implied by the state join (nothing is recorded before it is said); it bounds the index scan.
         conditions.append(items.c.asserted_at <= as_of)
-    if wanted.kinds:
-        conditions.append(items.c.kind.in_(wanted.kinds))
-    if wanted.statuses:
-        conditions.append(columns["status"].in_([constant(value) for value in wanted.statuses]))
-    if wanted.authorities:
-        confirmed = columns["confirmed_by"].is_not(None)
-        conditions.append(authority_condition(wanted.authorities, columns["status"], confirmed))
-    if wanted.load_bearing is not None:
-        conditions.append(columns["load_bearing"].is_(wanted.load_bearing))
+    conditions += _counted_conditions(
+        wanted, items.c.kind, columns["status"], columns["confirmed_by"].is_not(None), columns["load_bearing"]
+    )
     if wanted.load_bearing_suggested is not None:
         conditions.append(columns["load_bearing_suggested"].is_(wanted.load_bearing_suggested))
     if wanted.stale is not None:
@@ -391,6 +385,23 @@ def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:
     return [last_checked(columns), columns["id"]]
 
 
+def _counted_conditions(
+    wanted: ItemFilter, kind: Any, status: Any, confirmed: Any, load_bearing: Any
+) -> list[ColumnElement[bool]]:
+    """The part of a filter the counters can answer (kinds, statuses, authorities, load-bearing),
+    over the items' columns for a page or the counters' for its total: one rule for both."""
+    chosen: list[ColumnElement[bool]] = []
+    if wanted.kinds:
+        chosen.append(kind.in_([constant(value) for value in wanted.kinds]))
+    if wanted.statuses:
+        chosen.append(status.in_([constant(value) for value in wanted.statuses]))
+    if wanted.authorities:
+        chosen.append(authority_condition(wanted.authorities, status, confirmed))
+    if wanted.load_bearing is not None:
+        chosen.append(load_bearing.is_(wanted.load_bearing))
+    return chosen
+
+
 def from_counters(wanted: ItemFilter, as_of: datetime | None, valid_at: datetime | None) -> bool:
     """Whether the counters answer this filter's total: the items as they are now, chosen by
     status, kind, load-bearing and authority only (docs/counting.md). Else the count is bounded."""
@@ -415,17 +426,8 @@ def _counter(
     if not from_counters(wanted, as_of, valid_at):
         return count.once(lambda: count.bounded(tx, source, conditions))
 
-    def chosen(columns: Any) -> list[ColumnElement[bool]]:
-        chosen: list[ColumnElement[bool]] = []
-        if wanted.kinds:
-            chosen.append(columns.kind.in_([constant(value) for value in wanted.kinds]))
-        if wanted.statuses:
-            chosen.append(columns.status.in_([constant(value) for value in wanted.statuses]))
-        if wanted.authorities:
-            chosen.append(authority_condition(wanted.authorities, columns.status, columns.confirmed))
-        if wanted.load_bearing is not None:
-            chosen.append(columns.load_bearing.is_(wanted.load_bearing))
-        return chosen
+    def chosen(c: Any) -> list[ColumnElement[bool]]:
+        return _counted_conditions(wanted, c.kind, c.status, c.confirmed, c.load_bearing)
 
     return count.once(lambda: count.counted(tx, project_id, chosen))
 
