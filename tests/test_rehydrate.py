@@ -363,6 +363,7 @@ async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_p
     asked = slice.request(ask, datetime.now().astimezone(), 1)
     async with as_caller(engine, world.human) as connection:
         explaining = Explaining(connection, (await connection.get_raw_connection()).driver_connection)
+        explaining.workspace_id = uuid.UUID(world.workspace_id)  # as storage.token.authenticate sets it
         found = await slice.find(explaining, ask, datetime.now().astimezone())
         rare_words = dataclasses.replace(ask, task="chargeback")
         rare = await slice.find(explaining, rare_words, datetime.now().astimezone())

@@ -3,6 +3,13 @@ full-text index (issue 24, storage.item.prefix_query; docs/counting.md, "Text se
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mneia.storage import item
 from tests.graphql import Api, World
 
 FIND = """query($p: ID!, $t: String!) {
@@ -45,3 +52,60 @@ async def test_r2_search_finds_only_what_the_reader_may_see(api: Api, world: Wor
     await api.assert_item(world.human.token, projectId=world.project_id, statement="Refunds are final.")
     assert await found(api, world, "refunds") == {"Refunds go to ops.", "Refunds are final."}
     assert await found(api, world, "refunds", who="agent") == {"Refunds are final."}
+
+
+# --- the page of a search: the newest matches, whatever path found them --------------------------
+
+PAGED = """query($p: ID!, $t: String!, $n: Int!, $a: String) {
+  items(projectId: $p, first: $n, after: $a, filter: {text: $t}) {
+    totalCount pageInfo { hasNextPage endCursor } nodes { id }
+  }
+}"""
+WORDS = ("amber", "basalt", "cobalt")
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    written=st.lists(
+        st.tuples(st.frozensets(st.sampled_from(WORDS), min_size=1), st.booleans()), min_size=1, max_size=14
+    ),
+    window=st.integers(1, 6),
+    first=st.integers(1, 4),
+)
+async def test_r2_a_search_pages_through_the_newest_matches_whatever_path_finds_them(
+    api: Api,
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+    written: list[tuple[frozenset[str], bool]],
+    window: int,
+    first: int,
+) -> None:
+    """Paging through a search returns every visible match once, newest first: through the window of
+    newest items (storage.item.WINDOW, made small here), the older matches from the text index, or
+    both, for words common and rare; the agent's PRIVATE items never reach the human (R2)."""
+    monkeypatch.setattr(item, "WINDOW", window)
+    project_id = await api.project(world.human.token, "paged")
+    await api.add_member(world.human.token, project_id, world.agent.id)
+    said: list[tuple[str, frozenset[str], bool]] = []
+    for words, private in written:
+        fields: dict[str, Any] = {"projectId": project_id, "statement": " ".join(sorted(words)) + "."}
+        if private:
+            fields["scope"] = "PRIVATE"
+        answer = await api.assert_item(world.agent.token, **fields)
+        said.append((answer["id"], words, private))
+    for word in (*WORDS, "dolomite"):
+        expected = [i for i, words, private in reversed(said) if word in words and not private]
+        seen: list[str] = []
+        after = None
+        while True:
+            page = (await api.run(world.human.token, PAGED, p=project_id, t=word, n=first, a=after))["items"]
+            assert page["totalCount"] == len(expected)
+            seen += [node["id"] for node in page["nodes"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+        assert seen == expected, (word, window, first)

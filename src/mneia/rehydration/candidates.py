@@ -65,13 +65,12 @@ from sqlalchemy import (
     func,
     literal_column,
     select,
-    text,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item
-from mneia.storage.database import Driven, Tx
+from mneia.storage.database import CUSTOM_PLANS, Driven, Tx, plan_with_values
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import ItemKind
@@ -99,7 +98,6 @@ _DISPUTED: Any = literal_column("'DISPUTED'")
 _SUPERSEDED: Any = literal_column("'SUPERSEDED'")
 _CONSTRAINT: Any = literal_column("'CONSTRAINT'")
 EVERY_WORD_BRANCH = "EVERY_WORD"
-_CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
 
 
 def _rank(search: Any) -> Any:
@@ -119,6 +117,7 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str, matching: 
     source, columns = item.columns_at(scanned, moment)
     search: Any = literal_column("scanned.search")
     conditions = [
+        scanned.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
         scanned.c.project_id == bindparam("project"),
         columns["status"].in_([_ACTIVE, _DISPUTED]),
         search.op("@@")(query) if matching else ~search.op("@@")(query),
@@ -165,7 +164,7 @@ def _read_whole(source: Any, columns: dict[str, Any], tops: Any) -> Select[Any]:
     return (
         select(*item.selected(columns), tops.c.rank, tops.c.branch)
         .select_from(source.join(tops, items.c.id == tops.c.id))
-        .where(items.c.project_id == bindparam("project"))
+        .where(items.c.workspace_id == bindparam("workspace"), items.c.project_id == bindparam("project"))
     )
 
 
@@ -357,7 +356,7 @@ NAMES = {
         ("matches", (_ITEMS, _ITEMS_THEN)),
         ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
         ("fillers", (_FILLERS, _FILLERS_THEN)),
-        ("plan mode", (_CUSTOM_PLANS,)),
+        ("plan mode", (CUSTOM_PLANS,)),
     )
     for statement in pair
 }
@@ -421,7 +420,10 @@ class Request:
     """How many of each kind's newest items sharing no word with the task to return."""
 
 
-def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
+def _moment(params: dict[str, Any], request: Request, tx: Tx | None = None) -> dict[str, Any]:
+    if tx is not None:
+        assert tx.workspace_id is not None, "candidates are a reader's"
+        params["workspace"] = tx.workspace_id
     if request.as_of is not None:
         params["moment"] = request.as_of
     return params
@@ -505,8 +507,9 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
             **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
         },
         request,
+        tx,
     )
-    await tx.fetch(_CUSTOM_PLANS, {})
+    await plan_with_values(tx)
     found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
     return _chosen(found, rules, request.pools)
 
@@ -521,6 +524,7 @@ async def fillers(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
             **{f"filler_{kind.value}": request.fillers.get(kind, 0) for kind in ItemKind},
         },
         request,
+        tx,
     )
     found = await tx.fetch(_FILLERS if request.as_of is None else _FILLERS_THEN, params)
     return _chosen(found, rules, request.fillers)

@@ -23,7 +23,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar, overload
 
 import asyncpg
-from sqlalchemy import ClauseElement, ColumnElement, Executable, any_, bindparam
+from sqlalchemy import ClauseElement, ColumnElement, Executable, any_, bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import CursorResult, Engine
@@ -231,6 +231,20 @@ class Tx:
 BEGIN = "BEGIN"
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 """A read: every statement sees the one snapshot taken at its first, and none may write."""
+
+
+CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
+"""The statement ``plan_with_values`` sends (benchmarks name it when they time statements apart)."""
+
+
+async def plan_with_values(tx: Tx) -> None:
+    """Plan this transaction's later statements with their values in hand (``force_custom_plan``).
+
+    For the statements whose best path depends on the words they look for (a
+    text search, a task's candidates): a plan cached for other words could walk
+    a whole project for a rare word or sort every match of a common one.
+    """
+    await tx.fetch(CUSTOM_PLANS, {})
 
 
 async def _begin(engine: AsyncEngine, read: bool = False) -> tuple[AsyncConnection, asyncpg.Connection]:
