@@ -83,7 +83,13 @@ _FUNCTIONS = """
   SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
          pg_get_functiondef(p.oid), pg_get_function_result(p.oid), pg_get_userbyid(p.proowner)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-  WHERE n.nspname = 'public' AND p.prokind = 'f'
+  WHERE n.nspname = 'public' AND p.prokind = 'f' AND NOT EXISTS (
+    SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+"""
+# The extensions: by name (their members are theirs, not the schema's).
+_EXTENSIONS = """
+  SELECT e.extname, n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+  WHERE e.extname <> 'plpgsql'
 """
 _TRIGGERS = """
   SELECT c.relname, t.tgname, pg_get_triggerdef(t.oid)
@@ -110,7 +116,8 @@ _GRANTS = """
          CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(g.grantee) END, g.privilege_type
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
        aclexplode(coalesce(p.proacl, acldefault(CAST('f' AS "char"), p.proowner))) g
-  WHERE n.nspname = 'public' AND p.prokind = 'f' AND g.grantee <> p.proowner
+  WHERE n.nspname = 'public' AND p.prokind = 'f' AND g.grantee <> p.proowner AND NOT EXISTS (
+    SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
   UNION ALL
   SELECT 'SCHEMA', 'public', '', pg_get_userbyid(g.grantee), g.privilege_type
   FROM pg_namespace n, aclexplode(n.nspacl) g
@@ -159,6 +166,8 @@ async def snapshot(connection: AsyncConnection) -> Snapshot:
         found[("function", str(signature))] = str(definition)
         found[("function result", str(signature))] = str(result)
         found[("owner", "FUNCTION", str(signature))] = str(owner)
+    for name, schema in await rows(_EXTENSIONS):
+        found[("extension", str(name))] = f"SCHEMA {schema}"
     for table, name, definition in await rows(_TRIGGERS):
         found[("trigger", str(table), str(name))] = str(definition)
     for kind, name, column, grantee, privilege in await rows(_GRANTS):

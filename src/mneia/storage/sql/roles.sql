@@ -25,6 +25,13 @@ GRANT mneia_owner TO CURRENT_USER;
 GRANT USAGE, CREATE ON SCHEMA public TO mneia_owner;
 GRANT USAGE ON SCHEMA public TO mneia_app;
 
+-- btree_gin, a contrib extension the embedded server and Debian's both ship:
+-- its operator classes let a text index lead with the tenant's columns
+-- (items_search, tables.sql). It is trusted, so a database's owner may create
+-- it without being a superuser, on hosted servers too; its functions are
+-- index support (internal arguments), which no SQL statement can call.
+CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public;
+
 -- Full-text search under row-level security (R11.9). PostgreSQL applies a
 -- query's condition before a policy's only when the condition's function is
 -- LEAKPROOF; otherwise it cannot use an index for it, so `search @@ query` on

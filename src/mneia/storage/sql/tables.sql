@@ -245,7 +245,10 @@ ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
 -- walking past everything said after it.
 CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id);
 CREATE INDEX items_session ON items (workspace_id, session_id) WHERE session_id IS NOT NULL;
-CREATE INDEX items_search ON items USING gin (search);
+-- A text search: the tenant's own matches (btree_gin's keys for the workspace and
+-- the project, roles.sql), not every tenant's, which a word common elsewhere
+-- would make millions of rows to read and drop.
+CREATE INDEX items_search ON items USING gin (workspace_id, project_id, search);
 -- Rehydration (R11.9): a task's candidates of one kind among the items still
 -- believed, found through the kind's own text index when the task's words are
 -- rare or middling (only the kind's matches are read, not every kind's), or
@@ -258,17 +261,17 @@ CREATE INDEX items_search ON items USING gin (search);
 CREATE INDEX items_live ON items (workspace_id, project_id, kind, id DESC)
   INCLUDE (scope, asserted_by)
   WHERE status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_constraint ON items USING gin (search)
+CREATE INDEX items_search_constraint ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'CONSTRAINT' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_decision ON items USING gin (search)
+CREATE INDEX items_search_decision ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'DECISION' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_fact ON items USING gin (search)
+CREATE INDEX items_search_fact ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'FACT' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_preference ON items USING gin (search)
+CREATE INDEX items_search_preference ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'PREFERENCE' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_question ON items USING gin (search)
+CREATE INDEX items_search_question ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'QUESTION' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_search_task ON items USING gin (search)
+CREATE INDEX items_search_task ON items USING gin (workspace_id, project_id, search)
   WHERE kind = 'TASK' AND status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
