@@ -531,6 +531,8 @@ FIELDS = "query($t: String!) { __type(name: $t) { fields { name } } }"
 # transaction; the columns are an item record's, as storage/item.py selects them.
 
 Statement = tuple[str, tuple[Any, ...]]
+Sent = Statement | Callable[[list[list[Any]]], Statement | None]
+"""A statement, or one chosen by the answers so far (None: nothing to send)."""
 
 RECORD = [f.name for f in dataclasses.fields(ItemRecord)]
 COLUMNS = ", ".join(f"items.{name}" for name in RECORD)
@@ -554,10 +556,16 @@ SESSION_COLUMNS = (
 SESSIONS = f"SELECT {SESSION_COLUMNS} WHERE sessions.id = ANY ($1::uuid[])"
 LEXEME = r"'((?:[^']|'')+)'"  # storage/item.py's: a lexeme as a tsquery prints it
 MATCHES = (
-    "items.search @@ CAST(regexp_replace(CAST(websearch_to_tsquery('english'::regconfig, $2::varchar)"
-    " AS text), $3::text, $4::text, 'g') AS tsquery)"
+    "items.search @@ CAST(regexp_replace(CAST(websearch_to_tsquery('english'::regconfig, $3::varchar)"
+    " AS text), $4::text, $5::text, 'g') AS tsquery)"
 )
 """filter.text as storage/item.py's prefix_query makes it: web-search syntax, each lexeme a prefix."""
+TENANT = "items.workspace_id = $1::uuid AND items.project_id = $2::uuid"
+"""storage/item.py's tenant(): the workspace said as a value, then the project."""
+PLAN_MODE = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
+"""storage/database.py's plan_with_values, sent before a text search."""
+WINDOW = 2_000
+"""storage/item.py's WINDOW: the newest items a search reads before it asks the text index."""
 
 
 def matching(word: str) -> tuple[str, str, str]:
@@ -590,9 +598,8 @@ def count_ceiling(space: Space) -> Statement:
 def matches_ceiling(space: Space, word: str) -> Statement:
     """A text search's totalCount: the matches counted up to BOUND + 1 (storage/count.py ``bounded``)."""
     return (
-        f"SELECT count(*) FROM (SELECT 1 FROM items WHERE items.project_id = $1::uuid AND {MATCHES}"
-        " LIMIT $5::integer) AS matching",
-        (space.project, *matching(word), BOUND + 1),
+        f"SELECT count(*) FROM (SELECT 1 FROM items WHERE {TENANT} AND {MATCHES} LIMIT $6::integer) AS m",
+        (space.workspace_id, space.project, *matching(word), BOUND + 1),
     )
 
 
@@ -612,15 +619,46 @@ def page_ceiling(space: Space, *, counted: bool) -> list[Statement]:
     return statements
 
 
-def search_ceiling(space: Space, word: str) -> list[Statement]:
-    """items(projectId, first: 10, filter: {text}): the 11 newest matches, their provenance, the count."""
+def search_ceiling(space: Space, word: str) -> list[Sent]:
+    """items(projectId, first: 10, filter: {text}): the 11 newest matches as storage/item.py's
+    _newest_matches finds them (among the newest WINDOW items, then, if fewer, the older ones from
+    the text index), their provenance, the count."""
+    tenant, words, limit = (space.workspace_id, space.project), matching(word), 11
+    found: list[Any] = []
+
+    def windowed(answers: list[list[Any]]) -> Statement:
+        bound = answers[-1][0][0] if answers[-1] else None
+        found.append(bound)
+        if bound is None:
+            return (
+                f"SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} ORDER BY items.id DESC LIMIT $6",
+                (*tenant, *words, limit),
+            )
+        return (
+            f"SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} AND items.id >= $6"
+            " ORDER BY items.id DESC LIMIT $7",
+            (*tenant, *words, bound, limit),
+        )
+
+    def older(answers: list[list[Any]]) -> Statement | None:
+        bound, recent = found[-1], len(answers[-1])
+        if bound is None or recent == limit:
+            return None
+        return (
+            f"SELECT * FROM (SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} AND items.id < $6"
+            " OFFSET 0) AS older ORDER BY older.id DESC LIMIT $7",
+            (*tenant, *words, bound, limit - recent),
+        )
+
     return [
         (PROJECTS, ([space.project],)),
+        (PLAN_MODE, ()),
         (
-            f"SELECT {COLUMNS} FROM items WHERE items.project_id = $1::uuid AND {MATCHES}"
-            " ORDER BY items.id DESC LIMIT $5::integer",
-            (space.project, *matching(word), 11),
+            f"SELECT items.id FROM items WHERE {TENANT} ORDER BY items.id DESC OFFSET {WINDOW - 1} LIMIT 1",
+            tenant,
         ),
+        windowed,
+        older,
         *provenance(space),
         matches_ceiling(space, word),
     ]
@@ -717,10 +755,10 @@ async def rehydrate_ceiling(engine: AsyncEngine, space: Space, reader: Member, t
 
 
 async def run_ceiling(
-    connection: asyncpg.Connection, reader: Member, statements: Sequence[Statement], *, read: bool
+    connection: asyncpg.Connection, reader: Member, statements: Sequence[Sent], *, read: bool
 ) -> list[list[Any]]:
     """One transaction as the server opens it (a read: one snapshot, read only), bound by the token."""
-    answers = []
+    answers: list[list[Any]] = []
     if read:
         begun = connection.transaction(isolation="repeatable_read", readonly=True)
     else:
@@ -728,8 +766,11 @@ async def run_ceiling(
     async with begun:
         if not await connection.fetch(AUTHENTICATE, reader.digest):
             raise BenchmarkBroken("a token did not authenticate")
-        for sql, arguments in statements:
-            answers.append(await connection.fetch(sql, *arguments))
+        for step in statements:
+            chosen = step(answers) if callable(step) else step
+            if chosen is not None:
+                sql, arguments = chosen
+                answers.append(await connection.fetch(sql, *arguments))
     return answers
 
 
@@ -781,7 +822,7 @@ class Step:
 
 
 Check = Callable[[dict[str, Any]], None]
-Build = Callable[[Member, int], Sequence[Statement]]
+Build = Callable[[Member, int], Sequence[Sent]]
 
 
 @dataclass
@@ -909,7 +950,7 @@ async def check_ceilings(
     """The ceilings must count what the server counts: the page's total and each search word's (a
     bounded count above BOUND is BOUND, not exact; its ceiling reads one more). What each counted."""
     found: dict[str, str] = {}
-    checks: list[tuple[str, str, dict[str, str], list[Statement], bool]] = [
+    checks: list[tuple[str, str, dict[str, str], list[Sent], bool]] = [
         ("project", PAGE % (COUNT, NODE), {}, page_ceiling(space, counted=True), False)
     ]
     for label, word in (("common", words.common), ("rare", words.rare), ("absent", words.absent)):
