@@ -731,6 +731,7 @@ class Recording:
     def __init__(self, tx: Tx) -> None:
         self.tx = tx
         self.statements: list[Statement] = []
+        self.workspace_id, self.actor_id = tx.workspace_id, tx.actor_id
 
     async def fetch(self, statement: Any, params: Any) -> Any:
         self.statements.append((statement.sql, tuple(statement.arguments(params))))
