@@ -17,16 +17,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import asyncpg
 import strawberry
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.errors import Unauthenticated
 from mneia.resolvers.view import Loaders, View
-from mneia.storage import token
+from mneia.storage import database, token
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Tx, Unreachable, transaction
+from mneia.storage.database import Tx, transaction
 from mneia.storage.notification import Hub
 
 
@@ -189,17 +188,8 @@ class Context:
 
 async def _authenticated_alone(engine: AsyncEngine, secret: str) -> ActorRecord | None:
     """The token's actor, read by one statement on a pooled connection outside any transaction."""
-    try:
-        connection = await engine.connect()
-    except DBAPIError as error:
-        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
-    try:
-        await connection.execution_options(isolation_level="AUTOCOMMIT")
-        driver = (await connection.get_raw_connection()).driver_connection
-        assert isinstance(driver, asyncpg.Connection)
-        return await token.authenticate(Tx(connection, driver), secret)
-    finally:
-        await connection.close()
+    async with database.alone(engine) as tx:
+        return await token.authenticate(tx, secret)
 
 
 Info = strawberry.Info[Context, None]

@@ -247,19 +247,41 @@ async def plan_with_values(tx: Tx) -> None:
     await tx.fetch(CUSTOM_PLANS, {})
 
 
+async def _connect(engine: AsyncEngine) -> tuple[AsyncConnection, asyncpg.Connection]:
+    """A pooled connection whose transactions this module begins and ends itself (SQLAlchemy's
+    autocommit: it sends no BEGIN of its own), and its driver connection."""
+    try:
+        connection = await engine.connect()
+    except DBAPIError as error:
+        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
+    try:
+        await connection.execution_options(isolation_level="AUTOCOMMIT")
+        driver = (await connection.get_raw_connection()).driver_connection
+        assert isinstance(driver, asyncpg.Connection)
+    except BaseException:
+        await connection.close()
+        raise
+    return connection, driver
+
+
+@asynccontextmanager
+async def alone(engine: AsyncEngine) -> AsyncIterator[Tx]:
+    """A pooled connection outside any transaction: each statement is its own (for an operation
+    that sends one, authentication alone: one round trip, no BEGIN and COMMIT around it)."""
+    connection, driver = await _connect(engine)
+    try:
+        yield Tx(connection, driver)
+    finally:
+        await connection.close()
+
+
 async def _begin(engine: AsyncEngine, read: bool = False) -> tuple[AsyncConnection, asyncpg.Connection]:
     """A connection in a new transaction (``read``: BEGIN_READ's). A pooled connection the database
     dropped while it sat idle (a restart, a failover) fails its BEGIN: it is discarded and replaced,
     once."""
     for attempt in (1, 2):
+        connection, driver = await _connect(engine)
         try:
-            connection = await engine.connect()
-        except DBAPIError as error:
-            raise Unreachable(f"could not open a connection: {error.orig!r}") from error
-        try:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            driver = (await connection.get_raw_connection()).driver_connection
-            assert isinstance(driver, asyncpg.Connection)
             await driver.execute(BEGIN_READ if read else BEGIN)
         except Exception as error:
             await connection.invalidate()
