@@ -559,13 +559,14 @@ MATCHES = (
     "items.search @@ CAST(regexp_replace(CAST(websearch_to_tsquery('english'::regconfig, $3::varchar)"
     " AS text), $4::text, $5::text, 'g') AS tsquery)"
 )
-"""filter.text as storage/item.py's prefix_query makes it: web-search syntax, each lexeme a prefix."""
+"""filter.text as storage/search.py's prefix_query makes it: web-search syntax, each lexeme a prefix."""
 TENANT = "items.workspace_id = $1::uuid AND items.project_id = $2::uuid"
 """storage/item.py's tenant(): the workspace said as a value, then the project."""
 PLAN_MODE = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
 """storage/database.py's plan_with_values, sent before a text search."""
-WINDOW = 2_000
-"""storage/item.py's WINDOW: the newest items a search reads before it asks the text index."""
+WINDOW, COMMON, WALK = 2_000, 0.2, 50_000
+"""storage/search.py's: the newest items a page reads first; the share of them that makes a word
+common; the most items a common word's count walks."""
 
 
 def matching(word: str) -> tuple[str, str, str]:
@@ -596,10 +597,25 @@ def count_ceiling(space: Space) -> Statement:
 
 
 def matches_ceiling(space: Space, word: str) -> Statement:
-    """A text search's totalCount: the matches counted up to BOUND + 1 (storage/count.py ``bounded``)."""
+    """A text search's totalCount from the text index: the matches counted up to BOUND + 1
+    (storage/count.py ``bounded``)."""
     return (
         f"SELECT count(*) FROM (SELECT 1 FROM items WHERE {TENANT} AND {MATCHES} LIMIT $6::integer) AS m",
         (space.workspace_id, space.project, *matching(word), BOUND + 1),
+    )
+
+
+def walked_ceiling(space: Space, word: str) -> Statement:
+    """A common word's totalCount: the newest WALK items walked, numbered, until BOUND + 1 match
+    (with the walk's last row, which says whether it used up WALK before the project ended)."""
+    hit = MATCHES.replace("items.search", "w.vector")
+    return (
+        "SELECT count(*) FILTER (WHERE k.hit), max(k.walked) FROM (SELECT n.hit, n.walked FROM"
+        f" (SELECT {hit} AS hit, row_number() OVER (ORDER BY w.id DESC) AS walked FROM"
+        f" (SELECT items.search AS vector, items.id FROM items WHERE {TENANT}"
+        " ORDER BY items.id DESC LIMIT $6::integer) AS w) AS n"
+        " WHERE n.hit OR n.walked = $6::integer LIMIT $7::integer) AS k",
+        (space.workspace_id, space.project, *matching(word), WALK, BOUND + 1),
     )
 
 
@@ -620,47 +636,60 @@ def page_ceiling(space: Space, *, counted: bool) -> list[Statement]:
 
 
 def search_ceiling(space: Space, word: str) -> list[Sent]:
-    """items(projectId, first: 10, filter: {text}): the 11 newest matches as storage/item.py's
-    _newest_matches finds them (among the newest WINDOW items, then, if fewer, the older ones from
-    the text index), their provenance, the count."""
+    """items(projectId, first: 10, filter: {text}): as storage/search.py finds them, the newest
+    WINDOW items walked and numbered until the 11th match (with the window's last row when there
+    are fewer), the older matches only then; their provenance; the count, walked when the walk
+    showed the word common, else from the text index."""
     tenant, words, limit = (space.workspace_id, space.project), matching(word), 11
-    found: list[Any] = []
-
-    def windowed(answers: list[list[Any]]) -> Statement:
-        bound = answers[-1][0][0] if answers[-1] else None
-        found.append(bound)
-        if bound is None:
-            return (
-                f"SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} ORDER BY items.id DESC LIMIT $6",
-                (*tenant, *words, limit),
-            )
-        return (
-            f"SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} AND items.id >= $6"
-            " ORDER BY items.id DESC LIMIT $7",
-            (*tenant, *words, bound, limit),
-        )
+    shares: list[float | None] = []
 
     def older(answers: list[list[Any]]) -> Statement | None:
-        bound, recent = found[-1], len(answers[-1])
-        if bound is None or recent == limit:
+        rows = answers[-1]
+        page = sum(1 for row in rows if row["hit"])
+        if page == limit:
+            shares.append(limit / rows[-1]["walked"])
             return None
+        if not rows or rows[-1]["walked"] < WINDOW:
+            shares.append(None)
+            return None
+        shares.append(page / WINDOW)
         return (
             f"SELECT * FROM (SELECT {COLUMNS} FROM items WHERE {TENANT} AND {MATCHES} AND items.id < $6"
             " OFFSET 0) AS older ORDER BY older.id DESC LIMIT $7",
-            (*tenant, *words, bound, limit - recent),
+            (*tenant, *words, rows[-1]["id"], limit - page),
         )
 
+    def common() -> bool:
+        share = shares[-1]
+        return share is not None and share >= COMMON
+
+    def counted(answers: list[list[Any]]) -> Statement:
+        return walked_ceiling(space, word) if common() else matches_ceiling(space, word)
+
+    def index_count(answers: list[list[Any]]) -> Statement | None:
+        """After a walk that used up WALK items with BOUND or fewer matches: the count from the
+        text index, as the server's."""
+        if not common():
+            return None
+        hits, furthest = answers[-1][0]
+        return matches_ceiling(space, word) if hits <= BOUND and (furthest or 0) >= WALK else None
+
+    hit = MATCHES.replace("items.search", "w.vector")
     return [
         (PROJECTS, ([space.project],)),
         (PLAN_MODE, ()),
         (
-            f"SELECT items.id FROM items WHERE {TENANT} ORDER BY items.id DESC OFFSET {WINDOW - 1} LIMIT 1",
-            tenant,
+            f"SELECT n.* FROM (SELECT {', '.join(f'w.{name}' for name in RECORD)}, {hit} AS hit,"
+            " row_number() OVER (ORDER BY w.id DESC) AS walked"
+            f" FROM (SELECT {COLUMNS}, items.search AS vector FROM items WHERE {TENANT}"
+            f" ORDER BY items.id DESC LIMIT {WINDOW}) AS w) AS n"
+            f" WHERE n.hit OR n.walked = {WINDOW} ORDER BY n.id DESC LIMIT $6",
+            (*tenant, *words, limit),
         ),
-        windowed,
         older,
         *provenance(space),
-        matches_ceiling(space, word),
+        counted,
+        index_count,
     ]
 
 

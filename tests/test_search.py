@@ -1,5 +1,5 @@
 """``items(filter: {text})``: words in web-search syntax, each matching as a prefix, through the
-full-text index (issue 24, storage.item.prefix_query; docs/counting.md, "Text search")."""
+full-text index (issue 24, storage.search; docs/counting.md, "Text search")."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mneia.storage import item
+from mneia.storage import count, search
 from tests.graphql import Api, World
 
 FIND = """query($p: ID!, $t: String!) {
@@ -58,7 +58,7 @@ async def test_r2_search_finds_only_what_the_reader_may_see(api: Api, world: Wor
 
 PAGED = """query($p: ID!, $t: String!, $n: Int!, $a: String) {
   items(projectId: $p, first: $n, after: $a, filter: {text: $t}) {
-    totalCount pageInfo { hasNextPage endCursor } nodes { id }
+    totalCount totalCountIsExact pageInfo { hasNextPage endCursor } nodes { id }
   }
 }"""
 WORDS = ("amber", "basalt", "cobalt")
@@ -75,6 +75,8 @@ WORDS = ("amber", "basalt", "cobalt")
     ),
     window=st.integers(1, 6),
     first=st.integers(1, 4),
+    limit=st.integers(1, 8),
+    walk=st.integers(1, 10),
 )
 async def test_r2_a_search_pages_through_the_newest_matches_whatever_path_finds_them(
     api: Api,
@@ -83,11 +85,16 @@ async def test_r2_a_search_pages_through_the_newest_matches_whatever_path_finds_
     written: list[tuple[frozenset[str], bool]],
     window: int,
     first: int,
+    limit: int,
+    walk: int,
 ) -> None:
     """Paging through a search returns every visible match once, newest first: through the window of
-    newest items (storage.item.WINDOW, made small here), the older matches from the text index, or
-    both, for words common and rare; the agent's PRIVATE items never reach the human (R2)."""
-    monkeypatch.setattr(item, "WINDOW", window)
+    newest items (storage.search.WINDOW, made small here), the older matches from the text index, or
+    both, for words common and rare; its count is exact up to the bound, by walking or from the
+    index (WALK, LIMIT, small too); the agent's PRIVATE items never reach the human (R2)."""
+    monkeypatch.setattr(search, "WINDOW", window)
+    monkeypatch.setattr(search, "WALK", walk)
+    monkeypatch.setattr(count, "LIMIT", limit)
     project_id = await api.project(world.human.token, "paged")
     await api.add_member(world.human.token, project_id, world.agent.id)
     said: list[tuple[str, frozenset[str], bool]] = []
@@ -103,7 +110,8 @@ async def test_r2_a_search_pages_through_the_newest_matches_whatever_path_finds_
         after = None
         while True:
             page = (await api.run(world.human.token, PAGED, p=project_id, t=word, n=first, a=after))["items"]
-            assert page["totalCount"] == len(expected)
+            assert page["totalCount"] == min(len(expected), limit), (word, window, walk, limit)
+            assert page["totalCountIsExact"] is (len(expected) <= limit)
             seen += [node["id"] for node in page["nodes"]]
             if not page["pageInfo"]["hasNextPage"]:
                 break

@@ -25,7 +25,6 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
-    cast,
     false,
     func,
     literal,
@@ -37,12 +36,11 @@ from sqlalchemy import (
     tuple_,
     update,
 )
-from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.dml import ReturningInsert
 
 from mneia.freshness import freshness_at
-from mneia.storage import count
+from mneia.storage import count, search
 from mneia.storage.count import Count
 from mneia.storage.database import Driven, Tx, from_row, one_of, plan_with_values
 from mneia.storage.ids import new_id
@@ -224,24 +222,6 @@ class ItemPage:
     """The filter's total, counted only when asked for, and at most once (storage.count)."""
 
 
-_LEXEME = r"'((?:[^']|'')+)'"
-"""A lexeme as a tsquery prints it: quoted, a quote inside doubled."""
-
-
-def prefix_query(words: str) -> Any:
-    """``filter.text`` as a tsquery: web-search syntax ("a phrase", or, -not) over English
-    lexemes, each matching as a prefix, so "idempot" finds "idempotency" and "refund" "refunds,".
-
-    Chosen over a substring (ILIKE) match, which no index serves under RLS without another
-    superuser-only LEAKPROOF mark and a trigram index as large as the text: the prefix match
-    uses items_search, as full-text does, and answers a word that matches nothing from the
-    index alone (docs/counting.md, "Text search").
-    """
-    parsed = func.websearch_to_tsquery(literal_column("'english'::regconfig"), words)
-    prefixed = func.regexp_replace(cast(parsed, Text), _LEXEME, r"'\1':*", "g")
-    return cast(prefixed, TSQUERY)
-
-
 STATE_FIELDS = frozenset(
     ("status", "status_reason", "load_bearing", "load_bearing_suggested")
     + ("confirmed_by", "confirmed_at", "last_verified_at")
@@ -334,12 +314,15 @@ async def page(
         assert moment is not None, "staleness is judged at a moment"
         stale = stale_condition(columns, bindparam("judged_at", moment, type_=DateTime(timezone=True)))
         conditions.append(stale if wanted.stale else ~stale)
-    if wanted.text:
-        conditions.append(literal_column("items.search").op("@@")(prefix_query(wanted.text)))
-        await plan_with_values(tx)
     if valid_at is not None:
         conditions.append(or_(items.c.valid_from.is_(None), items.c.valid_from <= valid_at))
         conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
+    if wanted.text:
+        query = search.prefix_query(wanted.text)
+        await plan_with_values(tx)
+        if as_of is None and order == ItemOrder.NEWEST:  # the common search: its path chosen in search
+            return await _newest_matches(tx, conditions, query, first, after)
+        conditions.append(search.matching(query))
 
     listing = select(*_selected(columns)).select_from(source).where(*conditions)
     if order != ItemOrder.NEWEST:
@@ -364,11 +347,17 @@ async def page(
             cursor = items.alias("cursor")
             said = select(cursor.c.asserted_at).where(cursor.c.id == after).scalar_subquery()
             listing = listing.where(tuple_(items.c.asserted_at, items.c.id) < tuple_(said, literal(after)))
-    if wanted.text and as_of is None:
-        rows = await _newest_matches(tx, project_id, listing, after, first + 1)
-    else:
-        rows = (await tx.execute(listing.order_by(*newest).limit(first + 1))).all()
+    rows = (await tx.execute(listing.order_by(*newest).limit(first + 1))).all()
     return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
+
+
+async def _newest_matches(
+    tx: Tx, chosen: list[ColumnElement[bool]], query: Any, first: int, after: uuid.UUID | None
+) -> ItemPage:
+    """A text search's page, newest first, and its bounded count, as storage.search finds them."""
+    past = [*chosen, items.c.id < after] if after is not None else chosen
+    found = await search.newest(tx, _selected(_NOW_COLUMNS), past, query, first + 1)
+    return _page(found.rows, first, count.once(lambda: search.counted(tx, chosen, query, found.share)))
 
 
 def tenant(tx: Tx, table: Any = items) -> list[ColumnElement[bool]]:
@@ -376,41 +365,6 @@ def tenant(tx: Tx, table: Any = items) -> list[ColumnElement[bool]]:
     but through a function the planner cannot see into, so it would plan a workspace of a
     million items as if it held a thousand (an average)."""
     return [] if tx.workspace_id is None else [table.c.workspace_id == tx.workspace_id]
-
-
-WINDOW = 2_000
-"""How many of a project's newest items a text search reads before it asks the text index."""
-
-
-async def _newest_matches(
-    tx: Tx, project_id: uuid.UUID, listing: Select[Any], after: uuid.UUID | None, limit: int
-) -> Sequence[Any]:
-    """The newest ``limit`` rows of a text search's ``listing``, at a cost that depends on neither
-    the project's size nor how common the words are (docs/counting.md, "Text search").
-
-    PostgreSQL cannot tell how many items a prefix matches (its estimate has a
-    floor), so left to choose it walks a million items newest first for a word
-    that matches none. Here the walk is bounded: first the project's newest
-    WINDOW items (past the cursor), where a common word finds its page; only
-    if they hold fewer than ``limit`` matches, the older matches from the text
-    index (a fenced subquery: planned without the order, so never as a walk).
-    """
-    edge = select(items.c.id).where(*tenant(tx), items.c.project_id == project_id)
-    if after is not None:
-        edge = edge.where(items.c.id < after)
-    bound = (
-        await tx.execute(edge.order_by(items.c.id.desc()).offset(WINDOW - 1).limit(1))
-    ).scalar_one_or_none()
-    if bound is None:  # at most WINDOW items left: the window is all of them
-        return (await tx.execute(listing.order_by(items.c.id.desc()).limit(limit))).all()
-    recent = (
-        await tx.execute(listing.where(items.c.id >= bound).order_by(items.c.id.desc()).limit(limit))
-    ).all()
-    if len(recent) == limit:
-        return recent
-    older = listing.where(items.c.id < bound).offset(0).subquery("older")
-    rest = select(older).order_by(older.c.id.desc()).limit(limit - len(recent))
-    return [*recent, *(await tx.execute(rest)).all()]
 
 
 def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:

@@ -1,0 +1,145 @@
+"""Text search whose cost depends on neither the project's size nor how common its words are
+(docs/counting.md, "Text search").
+
+PostgreSQL cannot tell how many items a prefix matches (its estimate has a
+floor), and a text index answers a prefix with every tenant's matches of it.
+Left to choose, it walked a million items newest first for a word that
+matches none, and read a million index entries for a word that matches most.
+So the path is chosen here, from what the project's newest items show:
+
+- **The page** reads the newest WINDOW items the rest of the filter allows
+  (past the cursor) and keeps those that match: a common word finds its page
+  there. Only when they hold fewer does it ask the text index for the older
+  matches, which a word rare among the newest items has few of.
+- **The count** (bounded, storage/count.py) of a word that matched at least
+  COMMON of the items the page walked walks the newest WALK items, and stops
+  at LIMIT + 1 matches; any other word's counts its matches from the text
+  index, as does a walk that used up WALK items first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Text, cast, func, literal_column, or_, select
+from sqlalchemy.dialects.postgresql import TSQUERY
+
+from mneia.storage import count
+from mneia.storage.count import Count
+from mneia.storage.database import Tx
+from mneia.storage.tables import items
+
+WINDOW = 2_000
+"""How many of the newest items a page reads before it asks the text index."""
+COMMON = 0.2
+"""The share of the window that makes a word common enough to count by walking."""
+WALK = 50_000
+"""The most items such a count walks before it asks the text index instead."""
+
+_LEXEME = r"'((?:[^']|'')+)'"
+"""A lexeme as a tsquery prints it: quoted, a quote inside doubled."""
+_VECTOR: Any = literal_column("items.search")
+
+
+def prefix_query(words: str) -> Any:
+    """``filter.text`` as a tsquery: web-search syntax ("a phrase", or, -not) over English
+    lexemes, each matching as a prefix, so "idempot" finds "idempotency" and "refund" "refunds,".
+
+    Chosen over a substring (ILIKE) match, which no index serves under RLS without another
+    superuser-only LEAKPROOF mark and a trigram index as large as the text: the prefix match
+    uses items_search, as full-text does (docs/counting.md, "Text search").
+    """
+    parsed = func.websearch_to_tsquery(literal_column("'english'::regconfig"), words)
+    prefixed = func.regexp_replace(cast(parsed, Text), _LEXEME, r"'\1':*", "g")
+    return cast(prefixed, TSQUERY)
+
+
+def matching(query: Any, vector: Any = _VECTOR) -> ColumnElement[bool]:
+    result: ColumnElement[bool] = vector.op("@@")(query)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    rows: list[Any]
+    """The page's rows, newest first (``columns`` only)."""
+    share: float | None
+    """The share of the window that matched; None when the window was not full (a small project)."""
+
+
+async def newest(
+    tx: Tx, columns: Sequence[Any], chosen: Sequence[ColumnElement[bool]], query: Any, limit: int
+) -> Found:
+    """The newest ``limit`` items meeting ``chosen`` (the filter but its words, and the cursor) that
+    ``query`` matches: ``columns`` (labelled columns of items) of each.
+
+    One statement walks the window newest first, numbering its rows, and
+    stops at the ``limit``-th match; when there are fewer, it also returns the
+    window's last row, which says where the window ended. How far it walked
+    tells how common the word is (``Found.share``, for the count).
+    """
+    names = [column.name for column in columns]
+    window = (
+        select(*columns, _VECTOR.label("vector"))
+        .where(*chosen)
+        .order_by(items.c.id.desc())
+        .limit(WINDOW)
+        .subquery("window")
+    )
+    numbered = select(
+        *(window.c[name] for name in names),
+        matching(query, window.c.vector).label("hit"),
+        func.row_number().over(order_by=window.c.id.desc()).label("walked"),  # streams: no sort
+    ).subquery("numbered")
+    kept = (
+        select(*(numbered.c[name] for name in names), numbered.c.hit, numbered.c.walked)
+        .where(or_(numbered.c.hit, numbered.c.walked == WINDOW))
+        .order_by(numbered.c.id.desc())
+        .limit(limit)
+    )
+    found = (await tx.execute(kept)).all()
+    width = len(names)
+    page = [row[:width] for row in found if row[width]]
+    if len(page) == limit:
+        return Found(page, limit / found[-1][width + 1])
+    if not found or found[-1][width + 1] < WINDOW:  # the window held every item there is
+        return Found(page, None)
+    edge = found[-1][0]
+    # Planned without the order (a fenced subquery), so from the text index, never as a walk.
+    older = select(*columns).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("older")
+    rest = select(older).order_by(older.c.id.desc()).limit(limit - len(page))
+    return Found(page + [tuple(row) for row in (await tx.execute(rest)).all()], len(page) / WINDOW)
+
+
+async def counted(tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, share: float | None) -> Count:
+    """The items meeting ``chosen`` (the filter but its words) that ``query`` matches, counted up to
+    count.LIMIT: by walking the newest WALK when the page's walk showed the word common (stopping at
+    count.LIMIT + 1 matches; a walk that reached the end of the project is exact), else, or when the
+    walk used up WALK items first, from the text index."""
+    if share is not None and share >= COMMON:
+        walk = (
+            select(_VECTOR.label("vector"), items.c.id)
+            .where(*chosen)
+            .order_by(items.c.id.desc())
+            .limit(WALK)
+            .subquery("walk")
+        )
+        numbered = select(
+            matching(query, walk.c.vector).label("hit"),
+            func.row_number().over(order_by=walk.c.id.desc()).label("walked"),
+        ).subquery("numbered")
+        kept = (
+            select(numbered.c.hit, numbered.c.walked)
+            .where(or_(numbered.c.hit, numbered.c.walked == WALK))
+            .limit(count.LIMIT + 1)
+            .subquery("kept")
+        )
+        tally = select(func.count().filter(kept.c.hit), func.max(kept.c.walked))
+        hits, furthest = tuple((await tx.execute(tally)).one())
+        if hits > count.LIMIT:
+            return Count(count.LIMIT, exact=False)
+        if (furthest or 0) < WALK:  # the walk reached the end of the project first
+            return Count(int(hits), exact=True)
+    return await count.bounded(tx, items, [*chosen, matching(query)])
