@@ -10,6 +10,10 @@ Create Date: 2026-12-02
   ``workspace_id, project_id``: a search reads its own project's matches from
   the index instead of every tenant's, to be dropped row by row under the
   policies.
+- ``items_replacements`` in rehydration's order (asserted_at DESC, id DESC),
+  so that it reads the few replacements it asks for, not a month of them.
+- ``items_tenancy``: extended statistics saying a project lies in one
+  workspace, so that the planner does not multiply their shares.
 The upgrade and downgrade are the SQL files beside this one.
 """
 

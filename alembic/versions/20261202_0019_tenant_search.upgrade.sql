@@ -18,4 +18,7 @@ DROP INDEX public.items_search_question;
 CREATE INDEX items_search_question ON public.items USING gin (workspace_id, project_id, search) WHERE ((kind = 'QUESTION'::text) AND (status = ANY (ARRAY['ACTIVE'::text, 'DISPUTED'::text])));
 DROP INDEX public.items_search_task;
 CREATE INDEX items_search_task ON public.items USING gin (workspace_id, project_id, search) WHERE ((kind = 'TASK'::text) AND (status = ANY (ARRAY['ACTIVE'::text, 'DISPUTED'::text])));
+DROP INDEX public.items_replacements;
+CREATE INDEX items_replacements ON public.items USING btree (workspace_id, project_id, asserted_at DESC, id DESC) WHERE (supersedes_id IS NOT NULL);
+CREATE STATISTICS public.items_tenancy (dependencies) ON workspace_id, project_id FROM public.items;
 RESET ROLE;

@@ -267,6 +267,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     new_source, new_columns = item.columns_at(scan_new, moment)
     old_source, old_columns = item.columns_at(scan_old, moment)
     conditions = [
+        scan_new.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
         scan_new.c.project_id == bindparam("project"),
         scan_new.c.supersedes_id.is_not(None),
         scan_new.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
@@ -451,6 +452,7 @@ async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
             "replacements_scan": request.replacements_scan,
         },
         request,
+        tx,
     )
     width = item.RECORD_WIDTH
     replaced = await tx.fetch(_REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, params)

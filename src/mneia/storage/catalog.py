@@ -86,6 +86,10 @@ _FUNCTIONS = """
   WHERE n.nspname = 'public' AND p.prokind = 'f' AND NOT EXISTS (
     SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
 """
+_STATISTICS = """
+  SELECT s.stxname, pg_get_statisticsobjdef(s.oid) FROM pg_statistic_ext s
+  JOIN pg_namespace n ON n.oid = s.stxnamespace WHERE n.nspname = 'public'
+"""
 # The extensions: by name (their members are theirs, not the schema's).
 _EXTENSIONS = """
   SELECT e.extname, n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -166,6 +170,8 @@ async def snapshot(connection: AsyncConnection) -> Snapshot:
         found[("function", str(signature))] = str(definition)
         found[("function result", str(signature))] = str(result)
         found[("owner", "FUNCTION", str(signature))] = str(owner)
+    for name, definition in await rows(_STATISTICS):
+        found[("statistics", str(name))] = str(definition)
     for name, schema in await rows(_EXTENSIONS):
         found[("extension", str(name))] = f"SCHEMA {schema}"
     for table, name, definition in await rows(_TRIGGERS):

@@ -275,8 +275,13 @@ CREATE INDEX items_search_task ON items USING gin (workspace_id, project_id, sea
   WHERE kind = 'TASK' AND status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
-CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at DESC)
+-- In the order rehydration reads them (newest first, then by id), so that it
+-- stops at the few it asks for instead of sorting a month of replacements.
+CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at DESC, id DESC)
   WHERE supersedes_id IS NOT NULL;
+-- A project lies in one workspace: without this the planner multiplies their
+-- shares, and takes the project of a workspace of a million items for a small one.
+CREATE STATISTICS items_tenancy (dependencies) ON workspace_id, project_id FROM items;
 -- items(filter: {statuses: [ACTIVE], authorities: [AGENT_ASSERTED]},
 -- orderBy: SUGGESTED_THEN_CONFIDENCE), the inbox's Unconfirmed tab: its first
 -- page read in order (the keys are storage/item.py's _order_keys), its count
