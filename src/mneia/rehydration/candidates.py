@@ -421,10 +421,13 @@ class Request:
     """How many of each kind's newest items sharing no word with the task to return."""
 
 
-def _moment(params: dict[str, Any], request: Request, tx: Tx | None = None) -> dict[str, Any]:
-    if tx is not None:
-        assert tx.workspace_id is not None, "candidates are a reader's"
-        params["workspace"] = tx.workspace_id
+def _workspace(tx: Tx) -> Any:
+    """The reader's workspace, said as a value in the statements that name it (storage.item.tenant)."""
+    assert tx.workspace_id is not None, "candidates are a reader's"
+    return tx.workspace_id
+
+
+def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
     if request.as_of is not None:
         params["moment"] = request.as_of
     return params
@@ -445,6 +448,7 @@ async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
     """The recent replacements the request asks for, the most relevant first, then the newest."""
     params = _moment(
         {
+            "workspace": _workspace(tx),
             "project": request.project_id,
             "task": request.task,
             "since": request.since,
@@ -452,7 +456,6 @@ async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
             "replacements_scan": request.replacements_scan,
         },
         request,
-        tx,
     )
     width = item.RECORD_WIDTH
     replaced = await tx.fetch(_REPLACEMENTS if request.as_of is None else _REPLACEMENTS_THEN, params)
@@ -501,6 +504,7 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
     by id), and the kinds whose pool came back full."""
     params = _moment(
         {
+            "workspace": _workspace(tx),
             "project": request.project_id,
             "task": request.task,
             "every_word": request.every_word,
@@ -509,7 +513,6 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
             **{f"scan_{kind.value}": request.scans.get(kind, 0) for kind in ItemKind},
         },
         request,
-        tx,
     )
     await plan_with_values(tx)
     found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
@@ -521,12 +524,12 @@ async def fillers(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
     ``request.fillers`` asks (no rule among them, by id; rank 0), and the kinds that came back full."""
     params = _moment(
         {
+            "workspace": _workspace(tx),
             "project": request.project_id,
             "task": request.task,
             **{f"filler_{kind.value}": request.fillers.get(kind, 0) for kind in ItemKind},
         },
         request,
-        tx,
     )
     found = await tx.fetch(_FILLERS if request.as_of is None else _FILLERS_THEN, params)
     return _chosen(found, rules, request.fillers)

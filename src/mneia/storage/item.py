@@ -360,11 +360,11 @@ async def _newest_matches(
     return _page(found.rows, first, count.once(lambda: search.counted(tx, chosen, query, found.share)))
 
 
-def tenant(tx: Tx, table: Any = items) -> list[ColumnElement[bool]]:
+def tenant(tx: Tx) -> list[ColumnElement[bool]]:
     """The reader's workspace, said as a value: the policies already confine every statement to it,
     but through a function the planner cannot see into, so it would plan a workspace of a
     million items as if it held a thousand (an average)."""
-    return [] if tx.workspace_id is None else [table.c.workspace_id == tx.workspace_id]
+    return [] if tx.workspace_id is None else [items.c.workspace_id == tx.workspace_id]
 
 
 def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:

@@ -69,38 +69,44 @@ class Found:
     """The share of the window that matched; None when the window was not full (a small project)."""
 
 
+def _walked(columns: Sequence[Any], chosen: Sequence[ColumnElement[bool]], query: Any, most: int) -> Any:
+    """The newest ``most`` items meeting ``chosen``, newest first: ``columns`` of each (labelled), then
+    ``hit`` (``query`` matches it) and ``walked`` (its number in the walk), keeping only the matches
+    and the walk's ``most``-th row, which says the walk went that far. ``row_number`` streams in the
+    index's order, so a LIMIT on the result stops the walk."""
+    names = [column.name for column in columns]
+    walk = (
+        select(*columns, _VECTOR.label("vector"))
+        .where(*chosen)
+        .order_by(items.c.id.desc())
+        .limit(most)
+        .subquery("walk")
+    )
+    numbered = select(
+        *(walk.c[name] for name in names),
+        matching(query, walk.c.vector).label("hit"),
+        func.row_number().over(order_by=walk.c.id.desc()).label("walked"),
+    ).subquery("numbered")
+    return (
+        select(*(numbered.c[name] for name in names), numbered.c.hit, numbered.c.walked)
+        .where(or_(numbered.c.hit, numbered.c.walked == most))
+        .order_by(numbered.c.id.desc())
+    )
+
+
 async def newest(
     tx: Tx, columns: Sequence[Any], chosen: Sequence[ColumnElement[bool]], query: Any, limit: int
 ) -> Found:
     """The newest ``limit`` items meeting ``chosen`` (the filter but its words, and the cursor) that
     ``query`` matches: ``columns`` (labelled columns of items) of each.
 
-    One statement walks the window newest first, numbering its rows, and
-    stops at the ``limit``-th match; when there are fewer, it also returns the
-    window's last row, which says where the window ended. How far it walked
-    tells how common the word is (``Found.share``, for the count).
+    One statement walks the window newest first and stops at the ``limit``-th
+    match; when there are fewer, it also returns the window's last row, which
+    says where the window ended. How far it walked tells how common the word
+    is (``Found.share``, for the count).
     """
-    names = [column.name for column in columns]
-    window = (
-        select(*columns, _VECTOR.label("vector"))
-        .where(*chosen)
-        .order_by(items.c.id.desc())
-        .limit(WINDOW)
-        .subquery("window")
-    )
-    numbered = select(
-        *(window.c[name] for name in names),
-        matching(query, window.c.vector).label("hit"),
-        func.row_number().over(order_by=window.c.id.desc()).label("walked"),  # streams: no sort
-    ).subquery("numbered")
-    kept = (
-        select(*(numbered.c[name] for name in names), numbered.c.hit, numbered.c.walked)
-        .where(or_(numbered.c.hit, numbered.c.walked == WINDOW))
-        .order_by(numbered.c.id.desc())
-        .limit(limit)
-    )
-    found = (await tx.execute(kept)).all()
-    width = len(names)
+    found = (await tx.execute(_walked(columns, chosen, query, WINDOW).limit(limit))).all()
+    width = len(columns)
     page = [row[:width] for row in found if row[width]]
     if len(page) == limit:
         return Found(page, limit / found[-1][width + 1])
@@ -119,23 +125,7 @@ async def counted(tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, sha
     count.LIMIT + 1 matches; a walk that reached the end of the project is exact), else, or when the
     walk used up WALK items first, from the text index."""
     if share is not None and share >= COMMON:
-        walk = (
-            select(_VECTOR.label("vector"), items.c.id)
-            .where(*chosen)
-            .order_by(items.c.id.desc())
-            .limit(WALK)
-            .subquery("walk")
-        )
-        numbered = select(
-            matching(query, walk.c.vector).label("hit"),
-            func.row_number().over(order_by=walk.c.id.desc()).label("walked"),
-        ).subquery("numbered")
-        kept = (
-            select(numbered.c.hit, numbered.c.walked)
-            .where(or_(numbered.c.hit, numbered.c.walked == WALK))
-            .limit(count.LIMIT + 1)
-            .subquery("kept")
-        )
+        kept = _walked([items.c.id.label("id")], chosen, query, WALK).limit(count.LIMIT + 1).subquery("kept")
         tally = select(func.count().filter(kept.c.hit), func.max(kept.c.walked))
         hits, furthest = tuple((await tx.execute(tally)).one())
         if hits > count.LIMIT:
