@@ -11,7 +11,7 @@ Three statements to begin with, whatever the project's size; the project is neve
     DISPUTED) that share a word with the task, the ``pool`` best ranked:
     PostgreSQL full-text search of the statement and details (the generated
     ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
-    planner walks ``items_live`` newest first when the words are common
+    planner walks the kind's ``items_live_<kind>`` newest first when the words are common
     (the match checked on each row) and stops when it has enough, or reads the
     kind's matches from its own text index (``items_search_<kind>``) when
     they are rare or middling;
@@ -30,7 +30,7 @@ and, only when the slice asks for more after packing (rehydration.slice):
 the same ``items`` or ``replacements`` with larger pools, or
 
 - ``fillers``: per kind, the newest items still believed that share no word
-  with the task, walking ``items_live`` newest first (most rows qualify, so
+  with the task, walking ``items_live_<kind>`` newest first (most rows qualify, so
   the walk stops almost at once).
 
 Every statement joins items under the caller's policies, so an item the caller
@@ -108,7 +108,7 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str, matching: 
     """The newest ``limit`` items still believed (of ``kind``) that ``query`` matches (or, not
     ``matching``, that it does not): ids and ranks only.
 
-    Now, a walk of ``items_live`` newest first, checking the match on each row
+    Now, a walk of ``items_live_<kind>`` newest first, checking the match on each row
     (the index cannot hold a long item's search vector), or the kind's matches
     from ``items_search_<kind>`` when the words are rarer; as of a moment,
     ``items_search``, and each item's state then decides whether it was live.
@@ -170,7 +170,7 @@ def _read_whole(source: Any, columns: dict[str, Any], tops: Any) -> Select[Any]:
 
 def _fillers_statement(moment: Any) -> Any:
     """Per kind, the newest ``filler_<kind>`` items still believed that share no word with the task:
-    a walk of ``items_live`` newest first, which stops as soon as it has enough (most items share
+    a walk of each ``items_live_<kind>`` newest first, which stops as soon as it has enough (most items share
     no word with a task)."""
     source, columns = item.columns_at(items, moment)
     tops = union_all(

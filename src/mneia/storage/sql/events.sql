@@ -98,7 +98,7 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
        a.load_bearing AND a.load_bearing_set_at <= a.asserted_at,
        t.confirmed AND a.confirmed_at <= a.asserted_at,
        coalesce(a.supersession_reason, a.status_reason),
-       jsonb_build_object('supersedes', a.supersedes_id, 'session', a.session_id)),
+       jsonb_strip_nulls(jsonb_build_object('supersedes', a.supersedes_id, 'session', a.session_id))),
       (2, t.confirmed AND a.confirmed_at > a.asserted_at, 'CONFIRMED', a.confirmed_by,
        greatest(a.confirmed_at, t.instant), a.status,
        a.load_bearing AND a.load_bearing_set_at <= a.confirmed_at, true, NULL, '{}'::jsonb),
