@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import TSQUERY
 
 from mneia.storage import count
 from mneia.storage.count import Count
-from mneia.storage.database import Tx
+from mneia.storage.database import Tx, walked
 from mneia.storage.tables import items
 
 WINDOW = 2_000
@@ -105,7 +105,7 @@ async def newest(
     says where the window ended. How far it walked tells how common the word
     is (``Found.share``, for the count).
     """
-    found = (await tx.execute(_walked(columns, chosen, query, WINDOW).limit(limit))).all()
+    found = (await walked(tx, _walked(columns, chosen, query, WINDOW).limit(limit))).all()
     width = len(columns)
     page = [row[:width] for row in found if row[width]]
     if len(page) == limit:
@@ -127,7 +127,7 @@ async def counted(tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, sha
     if share is not None and share >= COMMON:
         kept = _walked([items.c.id.label("id")], chosen, query, WALK).limit(count.LIMIT + 1).subquery("kept")
         tally = select(func.count().filter(kept.c.hit), func.max(kept.c.walked))
-        hits, furthest = tuple((await tx.execute(tally)).one())
+        hits, furthest = tuple((await walked(tx, tally)).one())
         if hits > count.LIMIT:
             return Count(count.LIMIT, exact=False)
         if (furthest or 0) < WALK:  # the walk reached the end of the project first
