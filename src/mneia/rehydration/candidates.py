@@ -1,6 +1,7 @@
 """A task's candidates, chosen in SQL with indexes under the caller's row-level security (R11.9).
 
-Three statements to begin with, whatever the project's size; the project is never loaded whole:
+Three statements to begin with (four with the probe), whatever the project's size; the project is
+never loaded whole:
 
 - ``guaranteed``: every ACTIVE load-bearing CONSTRAINT of the project
   (``items_guaranteed``), each with its rank against the task. It comes
@@ -10,11 +11,15 @@ Three statements to begin with, whatever the project's size; the project is neve
   - per kind, among the newest ``scans[kind]`` items still believed (ACTIVE or
     DISPUTED) that share a word with the task, the ``pool`` best ranked:
     PostgreSQL full-text search of the statement and details (the generated
-    ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. The
-    planner walks the kind's ``items_live_<kind>`` newest first when the words are common
-    (the match checked on each row) and stops when it has enough, or reads the
-    kind's matches from its own text index (``items_search_<kind>``) when
-    they are rare or middling;
+    ``items.search``), the task's words OR'ed, ranked by ``ts_rank``. Each
+    kind's newest items are walked in ``items_live_<kind>`` (the match checked
+    on each row), stopping when it has enough, and only what the walk left
+    wanting is read from the kind's own text index (``items_search_<kind>``).
+    How far to walk is chosen here, not by the planner: a ``probe`` statement
+    first counts the task's matches among the project's newest ``PROBE`` items,
+    and a word that common is walked for, one rarer read from the index
+    (``walk_length``); any length gives the same answer. As of a moment, the
+    planner chooses between ``items_search`` and a walk;
   - the same for the items sharing every word of the task, whatever their
     kind, so that a strong old match is not lost behind many newer weak ones;
   each with its rank against the task;
@@ -48,6 +53,7 @@ the same path whatever the words, so they keep PostgreSQL's cached plans.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,16 +67,18 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
     cast,
     func,
     literal_column,
+    or_,
     select,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item
-from mneia.storage.database import CUSTOM_PLANS, Driven, Tx, plan_with_values
+from mneia.storage.database import CUSTOM_PLANS, SORTS, WALKS, Driven, Tx, plan_with_values, walked
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import ItemKind
@@ -137,6 +145,72 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str, matching: 
     )
 
 
+def _walked_scan(query: Any, kind: ItemKind | None, name: str) -> Any:
+    """Now: the newest ``scan_<name>`` items still believed (of ``kind``) that ``query`` matches,
+    found by walking the newest ``walk_<name>`` of them, then, only if the walk used them all up
+    first, from the text index among the older ones: ids and search vectors.
+
+    The walk is numbered (``row_number`` streams in the index's order), keeps its matches and
+    its ``walk``-th row, which says it went that far, and stops at the ``scan``-th match. The
+    older matches are read in a fenced subquery (planned without the order, so from the text
+    index, never as another walk), and only as many as the walk left wanting: LIMIT 0, which
+    PostgreSQL does not even start, when it found them all. So the path is chosen by
+    ``walk`` (``walk_lengths``), not by the planner's guess at how many items a word matches,
+    which misses by 30 times beside other tenants' rows; a walk of 1 asks the index alone.
+    """
+    walk, scan = bindparam(f"walk_{name}", type_=Integer), bindparam(f"scan_{name}", type_=Integer)
+
+    def chosen(table: Any) -> list[Any]:
+        conditions = [
+            table.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
+            table.c.project_id == bindparam("project"),
+            table.c.status.in_([_ACTIVE, _DISPUTED]),
+        ]
+        if kind is not None:  # proves items_live_<kind> and items_search_<kind>
+            conditions.append(table.c.kind == literal_column(f"'{kind.value}'"))
+        return conditions
+
+    walked_items = items.alias(f"walked_{name.lower()}")
+    newest = (
+        select(walked_items.c.id, literal_column(f"{walked_items.name}.search").label("vector"))
+        .where(*chosen(walked_items))
+        .order_by(walked_items.c.id.desc())
+        .limit(walk)
+        .subquery()
+    )
+    numbered = select(
+        newest.c.id,
+        newest.c.vector,
+        newest.c.vector.op("@@")(query).label("hit"),
+        func.row_number().over(order_by=newest.c.id.desc()).label("walked"),
+    ).subquery()
+    window = (
+        select(numbered)
+        .where(or_(numbered.c.hit, numbered.c.walked == walk))
+        .order_by(numbered.c.id.desc())
+        .limit(scan)
+        .cte(f"window_{name.lower()}")
+    )
+    hits = select(func.count()).where(window.c.hit).scalar_subquery()
+    used_up = select(func.max(window.c.walked)).scalar_subquery() == walk
+    wanting = case((used_up, func.greatest(scan - hits, 0)), else_=0)
+    older_items = items.alias(f"older_{name.lower()}")
+    older = (
+        select(older_items.c.id, literal_column(f"{older_items.name}.search").label("vector"))
+        .where(
+            *chosen(older_items),
+            literal_column(f"{older_items.name}.search").op("@@")(query),
+            older_items.c.id < select(window.c.id).order_by(window.c.id).limit(1).scalar_subquery(),
+        )
+        .offset(0)
+        .subquery()
+    )
+    return union_all(
+        select(window.c.id, window.c.vector).where(window.c.hit),
+        select(older.c.id, older.c.vector).order_by(older.c.id.desc()).limit(wanting),
+    ).subquery(f"scan_{name.lower()}")
+
+
 def _items_statement(moment: Any) -> Any:
     source, columns = item.columns_at(items, moment)
 
@@ -148,12 +222,18 @@ def _items_statement(moment: Any) -> Any:
             .limit(bindparam(limit, type_=Integer))
         )
 
+    def ranked(scan: Any) -> Any:
+        """A present scan's ids with their ranks, computed for the scan's few rows alone."""
+        return select(scan.c.id, _rank(scan.c.vector).label("rank")).subquery()
+
+    def scanned(query: Any, kind: ItemKind | None, name: str) -> Any:
+        if moment is None:
+            return ranked(_walked_scan(query, kind, name))
+        return _scan(moment, query, kind, f"scan_{name}")
+
     tops = union_all(
-        *(
-            best(_scan(moment, _ANY_WORD, kind, f"scan_{kind.value}"), f"pool_{kind.value}", kind.value)
-            for kind in ItemKind
-        ),
-        best(_scan(moment, _EVERY_WORD, None, "scan_every_word"), "every_word", EVERY_WORD_BRANCH),
+        *(best(scanned(_ANY_WORD, kind, kind.value), f"pool_{kind.value}", kind.value) for kind in ItemKind),
+        best(scanned(_EVERY_WORD, None, "every_word"), "every_word", EVERY_WORD_BRANCH),
     ).subquery("tops")
     return _read_whole(source, columns, tops)
 
@@ -342,7 +422,49 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     )
 
 
+PROBE = 500
+"""How many of the project's newest items still believed show how common the task's words are."""
+WALK_MARGIN = 2
+"""A walk goes this many times as far as the probe's share says it needs to."""
+WALK_MOST = 8_000
+"""The longest walk: words rarer than this needs are read from the text index."""
+
+
+def _probe_statement() -> Any:
+    """Of the project's newest ``PROBE`` items still believed: how many, how many share a word
+    with the task, how many share every word."""
+    newest = (
+        select(literal_column("items.search").label("vector"))
+        .where(
+            items.c.workspace_id == bindparam("workspace"),
+            items.c.project_id == bindparam("project"),
+            items.c.status.in_([_ACTIVE, _DISPUTED]),
+        )
+        .order_by(items.c.id.desc())
+        .limit(PROBE)
+        .subquery()
+    )
+    return select(
+        func.count(),
+        func.count().filter(newest.c.vector.op("@@")(_ANY_WORD)),
+        func.count().filter(newest.c.vector.op("@@")(_EVERY_WORD)),
+    )
+
+
+def walk_length(scan: int, probed: int, hits: int) -> int:
+    """How far a present scan for ``scan`` matches walks newest first before it asks the text
+    index: ``WALK_MARGIN`` times what the share of matches among the ``probed`` newest items
+    says it takes, or 1 (the index alone) when that is more than ``WALK_MOST`` or the probe
+    matched nothing. Any length gives the same answer (``_walked_scan``); this one chooses the
+    cheaper path: a walk stops early for common words, the index reads few rows for rare ones."""
+    if scan <= 0 or hits <= 0:
+        return 1
+    needed = math.ceil(WALK_MARGIN * scan * probed / hits)
+    return needed if needed <= WALK_MOST else 1
+
+
 # Sent by the driver: on the path of every slice (storage.database.Driven).
+_PROBE = Driven(_probe_statement())
 _GUARANTEED, _GUARANTEED_THEN = Driven(_guaranteed_statement(None)), Driven(_guaranteed_statement(_MOMENT))
 _ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
 _REPLACEMENTS = Driven(_replacements_statement(None))
@@ -357,7 +479,8 @@ NAMES = {
         ("matches", (_ITEMS, _ITEMS_THEN)),
         ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
         ("fillers", (_FILLERS, _FILLERS_THEN)),
-        ("plan mode", (CUSTOM_PLANS,)),
+        ("probe", (_PROBE,)),
+        ("plan mode", (CUSTOM_PLANS, WALKS, SORTS)),
     )
     for statement in pair
 }
@@ -514,9 +637,25 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
         },
         request,
     )
+    if request.as_of is None:
+        params.update(await _walks(tx, request))
     await plan_with_values(tx)
-    found = await tx.fetch(_ITEMS if request.as_of is None else _ITEMS_THEN, params)
+    if request.as_of is None:
+        found = await walked(tx, _ITEMS, params)
+    else:
+        found = await tx.fetch(_ITEMS_THEN, params)
     return _chosen(found, rules, request.pools)
+
+
+async def _walks(tx: Tx, request: Request) -> dict[str, int]:
+    """Each present scan's walk length, from how common the task's words are among the newest items."""
+    params = {"workspace": _workspace(tx), "project": request.project_id, "task": request.task}
+    probed, any_word, every_word = tuple((await tx.fetch(_PROBE, params))[0])
+    walks = {
+        f"walk_{kind.value}": walk_length(request.scans.get(kind, 0), probed, any_word) for kind in ItemKind
+    }
+    walks["walk_every_word"] = walk_length(request.every_word_scan, probed, every_word)
+    return walks
 
 
 async def fillers(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
