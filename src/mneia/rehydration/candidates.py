@@ -71,13 +71,12 @@ from sqlalchemy import (
     cast,
     func,
     literal_column,
-    or_,
     select,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
-from mneia.storage import item
+from mneia.storage import item, search
 from mneia.storage.database import CUSTOM_PLANS, SORTS, WALKS, Driven, Tx, plan_with_values, walked
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import item_states, items
@@ -150,12 +149,12 @@ def _walked_scan(query: Any, kind: ItemKind | None, name: str) -> Any:
     found by walking the newest ``walk_<name>`` of them, then, only if the walk used them all up
     first, from the text index among the older ones: ids and search vectors.
 
-    The walk is numbered (``row_number`` streams in the index's order), keeps its matches and
-    its ``walk``-th row, which says it went that far, and stops at the ``scan``-th match. The
+    The walk is storage.search's (``walk``): numbered, keeping its matches and its ``walk``-th
+    row, which says it went that far, and stopping at the ``scan``-th match. The
     older matches are read in a fenced subquery (planned without the order, so from the text
     index, never as another walk), and only as many as the walk left wanting: LIMIT 0, which
     PostgreSQL does not even start, when it found them all. So the path is chosen by
-    ``walk`` (``walk_lengths``), not by the planner's guess at how many items a word matches,
+    ``walk`` (``walk_length``), not by the planner's guess at how many items a word matches,
     which misses by 30 times beside other tenants' rows; a walk of 1 asks the index alone.
     """
     walk, scan = bindparam(f"walk_{name}", type_=Integer), bindparam(f"scan_{name}", type_=Integer)
@@ -171,23 +170,8 @@ def _walked_scan(query: Any, kind: ItemKind | None, name: str) -> Any:
         return conditions
 
     walked_items = items.alias(f"walked_{name.lower()}")
-    newest = (
-        select(walked_items.c.id, literal_column(f"{walked_items.name}.search").label("vector"))
-        .where(*chosen(walked_items))
-        .order_by(walked_items.c.id.desc())
-        .limit(walk)
-        .subquery()
-    )
-    numbered = select(
-        newest.c.id,
-        newest.c.vector,
-        newest.c.vector.op("@@")(query).label("hit"),
-        func.row_number().over(order_by=newest.c.id.desc()).label("walked"),
-    ).subquery()
     window = (
-        select(numbered)
-        .where(or_(numbered.c.hit, numbered.c.walked == walk))
-        .order_by(numbered.c.id.desc())
+        search.walk([walked_items.c.id.label("id")], chosen(walked_items), query, walk, walked_items)
         .limit(scan)
         .cte(f"window_{name.lower()}")
     )

@@ -69,28 +69,30 @@ class Found:
     """The share of the window that matched; None when the window was not full (a small project)."""
 
 
-def _walked(columns: Sequence[Any], chosen: Sequence[ColumnElement[bool]], query: Any, most: int) -> Any:
-    """The newest ``most`` items meeting ``chosen``, newest first: ``columns`` of each (labelled), then
-    ``hit`` (``query`` matches it) and ``walked`` (its number in the walk), keeping only the matches
-    and the walk's ``most``-th row, which says the walk went that far. ``row_number`` streams in the
-    index's order, so a LIMIT on the result stops the walk."""
+def walk(
+    columns: Sequence[Any], chosen: Sequence[ColumnElement[bool]], query: Any, most: Any, table: Any = items
+) -> Any:
+    """The newest ``most`` rows of ``table`` (items or an alias) meeting ``chosen``, newest first:
+    ``columns`` of each (labelled), then ``hit`` (``query`` matches it), ``walked`` (its number in
+    the walk) and ``vector`` (its search vector), keeping only the matches and the walk's
+    ``most``-th row, which says the walk went that far. ``row_number`` streams in the index's
+    order, so a LIMIT on the result stops the walk. Rehydration's scans walk this way too."""
     names = [column.name for column in columns]
-    walk = (
-        select(*columns, _VECTOR.label("vector"))
+    newest = (
+        select(*columns, literal_column(f"{table.name}.search").label("vector"))
         .where(*chosen)
-        .order_by(items.c.id.desc())
+        .order_by(table.c.id.desc())
         .limit(most)
         .subquery("walk")
     )
     numbered = select(
-        *(walk.c[name] for name in names),
-        matching(query, walk.c.vector).label("hit"),
-        func.row_number().over(order_by=walk.c.id.desc()).label("walked"),
+        *(newest.c[name] for name in names),
+        matching(query, newest.c.vector).label("hit"),
+        func.row_number().over(order_by=newest.c.id.desc()).label("walked"),
+        newest.c.vector,
     ).subquery("numbered")
     return (
-        select(*(numbered.c[name] for name in names), numbered.c.hit, numbered.c.walked)
-        .where(or_(numbered.c.hit, numbered.c.walked == most))
-        .order_by(numbered.c.id.desc())
+        select(numbered).where(or_(numbered.c.hit, numbered.c.walked == most)).order_by(numbered.c.id.desc())
     )
 
 
@@ -105,7 +107,7 @@ async def newest(
     says where the window ended. How far it walked tells how common the word
     is (``Found.share``, for the count).
     """
-    found = (await walked(tx, _walked(columns, chosen, query, WINDOW).limit(limit))).all()
+    found = (await walked(tx, walk(columns, chosen, query, WINDOW).limit(limit))).all()
     width = len(columns)
     page = [row[:width] for row in found if row[width]]
     if len(page) == limit:
@@ -125,7 +127,7 @@ async def counted(tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, sha
     count.LIMIT + 1 matches; a walk that reached the end of the project is exact), else, or when the
     walk used up WALK items first, from the text index."""
     if share is not None and share >= COMMON:
-        kept = _walked([items.c.id.label("id")], chosen, query, WALK).limit(count.LIMIT + 1).subquery("kept")
+        kept = walk([items.c.id.label("id")], chosen, query, WALK).limit(count.LIMIT + 1).subquery("kept")
         tally = select(func.count().filter(kept.c.hit), func.max(kept.c.walked))
         hits, furthest = tuple((await walked(tx, tally)).one())
         if hits > count.LIMIT:
