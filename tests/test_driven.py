@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mneia.config import app_url
 from mneia.storage import bulk, failures, item, project, token
 from mneia.storage.database import Driven, TransactionEnded, create_engine, transaction
-from mneia.vocabulary import ItemKind, Scope
+from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import World
 from tests.support import rows
 
@@ -181,3 +181,35 @@ async def test_the_driver_leaves_no_transaction_open_on_a_pooled_connection(
         assert states and {row["state"] for row in states} == {"idle"}, states
     finally:
         await engine.dispose()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    scopes=st.lists(
+        st.sampled_from([Scope.PROJECT, Scope.PRIVATE, Scope.WORKSPACE]), min_size=1, max_size=12
+    ),
+    first=st.integers(1, 6),
+)
+async def test_r2_a_whole_projects_page_reads_what_the_general_listing_reads(
+    engine: AsyncEngine, world: World, scopes: list[Scope], first: int
+) -> None:
+    """The page with no filter (``item.page``'s statements built once, sent by the driver) holds the
+    items, the next page and the count that the general listing gives for a filter every item meets,
+    for a reader who sees all of them (the agent) and one who does not see its private ones (R2)."""
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.agent.token)
+        new = [_new(world, kind=ItemKind.FACT, statement=f"fact {n}", scope=s) for n, s in enumerate(scopes)]
+        await bulk.create_many(tx, new, confirmed=[False] * len(new))
+        for reader in (world.agent, world.human):
+            await token.authenticate(tx, reader.token)
+            whole, every = item.ItemFilter(), item.ItemFilter(statuses=list(ItemStatus))
+            after = None
+            while True:
+                quick = await item.page(tx, uuid.UUID(world.project_id), whole, first=first, after=after)
+                general = await item.page(tx, uuid.UUID(world.project_id), every, first=first, after=after)
+                assert quick.records == general.records and quick.has_next == general.has_next
+                assert await quick.count() == await general.count()
+                if not quick.has_next:
+                    break
+                after = quick.records[-1].id
+        tx.fail()

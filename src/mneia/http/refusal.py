@@ -9,10 +9,11 @@ BAD_REQUEST for a body that is not a GraphQL request at all, BAD_USER_INPUT
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from cross_web import HTTPException
+
+from mneia.http.encoding import encoded
 
 
 class Refusal(HTTPException):
@@ -34,7 +35,7 @@ class Refusal(HTTPException):
         self.extensions = dict(extensions or {})
 
     def encoded(self) -> bytes:
-        return json.dumps(self.body(), separators=(",", ":")).encode("utf-8")
+        return encoded(self.body()).encode()
 
     def body(self) -> dict[str, object]:
         extensions: dict[str, object] = {"code": self.code, **self.extensions}

@@ -10,7 +10,6 @@ and its status follows ``http.outcome``, a mutation by GET answers 405 with
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
@@ -27,6 +26,7 @@ from strawberry.types.graphql import OperationType
 
 from mneia.http import persisted
 from mneia.http.body import graphql_request
+from mneia.http.encoding import encoded
 from mneia.http.media import JSON, content_type, negotiated
 from mneia.http.outcome import Exchange, outcome
 from mneia.http.persisted import PersistedQueries
@@ -159,16 +159,15 @@ class GraphQLOverHTTP(GraphQL):
         return result
 
     def encode_json(self, data: object) -> str:
-        """JSON as Strawberry writes it; a subscription's ``next`` message around a class's shared
+        """Compact JSON (``http.encoding``); a subscription's ``next`` message around a class's shared
         data wraps the text encoded once for the class (resolvers.execution.SharedData)."""
         payload = data.get("payload") if isinstance(data, dict) and data.get("type") == "next" else None
         if isinstance(data, dict) and len(data) == 3 and isinstance(payload, dict) and len(payload) == 1:
             shared = payload.get("data")
             if isinstance(shared, SharedData):
-                text = shared.encoded(super().encode_json)  # type: ignore[arg-type]
-                return f'{{"id":{json.dumps(data["id"])},"type":"next","payload":{{"data":{text}}}}}'
-        encoded = super().encode_json(data)
-        return encoded if isinstance(encoded, str) else encoded.decode()
+                text = shared.encoded(encoded)
+                return f'{{"id":{encoded(data["id"])},"type":"next","payload":{{"data":{text}}}}}'
+        return encoded(data)
 
     async def get_sub_response(self, request: Request) -> Response:  # type: ignore[override]
         return PendingResponse(exchange_of(request))
@@ -180,18 +179,18 @@ class GraphQLOverHTTP(GraphQL):
         if exchange is None:  # pragma: no cover - get_sub_response always makes one
             raise TypeError("create_response needs the PendingResponse of get_sub_response")
         answer = outcome(dict(response_data), exchange)
-        encoded = self.encode_json(answer.body)
+        text = self.encode_json(answer.body)
         limit = self.max_response_bytes
-        if limit is not None and len(encoded) > limit and len(encoded.encode()) > limit:
-            said = too_large(len(encoded.encode()), limit)
+        if limit is not None and len(text) > limit and len(text.encode()) > limit:
+            said = too_large(len(text.encode()), limit)
             body = {"data": None, **said.body()} if exchange.media_type == JSON else said.body()
             return Response(
-                json.dumps(body, separators=(",", ":")),
+                encoded(body),
                 status_code=200 if exchange.media_type == JSON else 400,
                 media_type=content_type(exchange.media_type),
             )
         response = Response(
-            encoded,
+            text,
             status_code=sub_response.status_code or answer.status,
             headers=answer.headers,
             media_type=content_type(exchange.media_type),

@@ -324,6 +324,14 @@ async def page(
             return await _newest_matches(tx, conditions, query, first, after)
         conditions.append(search.matching(query))
 
+    if as_of is None and order == ItemOrder.NEWEST and len(conditions) == 2 and tx.workspace_id is not None:
+        # The commonest page of all (no filter, newest first): a statement built once.
+        listed = {"workspace": tx.workspace_id, "project": project_id, "limit": first + 1}
+        if after is None:
+            rows = await tx.fetch(_NEWEST, listed)
+        else:
+            rows = await tx.fetch(_NEWEST_AFTER, {**listed, "after": after})
+        return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
     listing = select(*_selected(columns)).select_from(source).where(*conditions)
     if order != ItemOrder.NEWEST:
         assert as_of is None, "orders other than NEWEST are for the present"
@@ -439,6 +447,24 @@ def _page(rows: Sequence[Any], first: int, counter: Callable[[], Awaitable[Count
 _NOW_SOURCE, _NOW_COLUMNS = _source(items, None)
 _THEN_SOURCE, _THEN_COLUMNS = _source(items, _MOMENT)
 _BY_IDS = Driven(select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id)))  # every item loader's
+
+
+def _newest(*after: ColumnElement[bool]) -> Driven:
+    """A project's items newest first, with no filter: what ``page`` builds for that case."""
+    return Driven(
+        select(*_selected(_NOW_COLUMNS))
+        .where(
+            items.c.workspace_id == bindparam("workspace"),
+            items.c.project_id == bindparam("project"),
+            *after,
+        )
+        .order_by(items.c.id.desc())
+        .limit(bindparam("limit"))
+    )
+
+
+_NEWEST = _newest()
+_NEWEST_AFTER = _newest(items.c.id < bindparam("after"))
 _BY_IDS_THEN = select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.id))
 
 

@@ -27,12 +27,12 @@ class ProjectRecord:
 
 _COLUMNS = (projects.c.id, projects.c.name, projects.c.team_id)
 
-_BY_IDS = select(*_COLUMNS).where(one_of(projects.c.id))
+_BY_IDS = Driven(select(*_COLUMNS).where(one_of(projects.c.id)))  # every project loader's
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProjectRecord]:
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
-    return {row.id: from_row(ProjectRecord, row) for row in rows}
+    records = [from_row(ProjectRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    return {record.id: record for record in records}
 
 
 async def get(tx: Tx, project_id: uuid.UUID) -> ProjectRecord | None:

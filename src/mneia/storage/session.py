@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, func, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import clients, sessions
 
@@ -84,7 +84,7 @@ _FROM = sessions.outerjoin(
     (clients.c.workspace_id == sessions.c.workspace_id) & (clients.c.id == sessions.c.client_id),
 )
 
-_BY_IDS = select(*_COLUMNS).select_from(_FROM).where(one_of(sessions.c.id))
+_BY_IDS = Driven(select(*_COLUMNS).select_from(_FROM).where(one_of(sessions.c.id)))  # every session loader's
 
 
 def by_id_query(session_id: ColumnElement[uuid.UUID]) -> Select[Any]:
@@ -93,8 +93,8 @@ def by_id_query(session_id: ColumnElement[uuid.UUID]) -> Select[Any]:
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
-    return {row.id: from_row(SessionRecord, row) for row in rows}
+    records = [from_row(SessionRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    return {record.id: record for record in records}
 
 
 async def get(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:
