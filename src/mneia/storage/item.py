@@ -328,10 +328,10 @@ async def page(
         # The commonest page of all (no filter, newest first): a statement built once.
         listed = {"workspace": tx.workspace_id, "project": project_id, "limit": first + 1}
         if after is None:
-            rows = await tx.fetch(_NEWEST, listed)
+            whole = await tx.fetch(_NEWEST, listed)
         else:
-            rows = await tx.fetch(_NEWEST_AFTER, {**listed, "after": after})
-        return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
+            whole = await tx.fetch(_NEWEST_AFTER, {**listed, "after": after})
+        return _page(whole, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
     listing = select(*_selected(columns)).select_from(source).where(*conditions)
     if order != ItemOrder.NEWEST:
         assert as_of is None, "orders other than NEWEST are for the present"
