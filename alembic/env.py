@@ -11,6 +11,7 @@ import asyncio
 import os
 
 from alembic import context
+from alembic.runtime.migration import MigrationInfo
 from sqlalchemy import pool
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -26,8 +27,15 @@ def _url() -> str:
     return async_url(url)
 
 
+def _announced(ctx: object, step: MigrationInfo, heads: object, run_args: object) -> None:
+    """Tell ``mneia serve`` and ``mneia migrate`` of each revision as it is applied (``on_step``)."""
+    said = context.config.attributes.get("on_step")
+    if said is not None:
+        said(", ".join(step.destination_revision_ids))
+
+
 def _run(connection: Connection) -> None:
-    context.configure(connection=connection, transactional_ddl=True)
+    context.configure(connection=connection, transactional_ddl=True, on_version_apply=_announced)
     with context.begin_transaction():
         migration.revision_readable(connection, False)
         context.run_migrations()

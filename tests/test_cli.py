@@ -8,6 +8,7 @@ non-zero status and no traceback; ``serve`` answers over real HTTP, with
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
 import hashlib
@@ -33,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.config import APP_ROLE, async_url
 from tests.database import fresh_name, with_database
 from tests.graphql import Api, World
-from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, serving
+from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, free_port, serving
 from tests.support import rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -221,14 +222,99 @@ def scram_matches(verifier: str, password: str) -> bool:
     return base64.b64encode(hashlib.sha256(client_key).digest()).decode() == stored_key
 
 
+def said(log: Path, text: str) -> str:
+    """The log once ``text`` is in it: a step said from another thread may come a moment later."""
+    deadline = time.monotonic() + PATIENCE
+    while text not in (printed := log.read_text()):
+        assert time.monotonic() < deadline, f"{text!r} not said within {PATIENCE:.0f} s: {printed}"
+        time.sleep(0.05)
+    return printed
+
+
 def test_serve_answers_graphql_over_http(admin_url: str, tmp_path: Path) -> None:
     with serving([], cli_env(tmp_path, DATABASE_URL=admin_url), tmp_path) as (process, base):
         assert graphql(base, "{ __typename }") == {"__typename": "Query"}
+        said(tmp_path / "serve.out", f"ready at {base}/graphql")
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=PATIENCE) == 0
-    printed = (tmp_path / "serve.out").read_text()
-    assert f"{base}/graphql" in printed
     assert "Traceback" not in (tmp_path / "serve.err").read_text()
+
+
+async def test_issue_26_serve_says_each_step_and_ready_only_once_it_answers(
+    server: str, tmp_path: Path
+) -> None:
+    """On a database with no schema yet: the database, each migration as it is applied, the workers,
+    then "ready", in that order, on stdout; "ready" once /healthz answers, never before it."""
+    name = fresh_name()
+    maintenance = create_async_engine(async_url(server), isolation_level="AUTOCOMMIT")
+    async with maintenance.connect() as connection:
+        await connection.execute(text(f'CREATE DATABASE "{name}"'))
+    port = free_port()
+
+    def served() -> str:
+        log = tmp_path / "steps.out"
+        with log.open("wb") as out, (tmp_path / "steps.err").open("wb") as err:
+            env = cli_env(tmp_path, DATABASE_URL=with_database(server, name))
+            process = subprocess.Popen([*CLI, "serve", "--port", str(port)], env=env, stdout=out, stderr=err)
+            try:
+                printed = said(log, "ready at")
+                # Said only after /healthz answered: it answers now, at once.
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+                return printed
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=PATIENCE)
+
+    try:
+        printed = await asyncio.to_thread(served)
+    finally:
+        async with maintenance.connect() as connection:
+            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await maintenance.dispose()
+    lines = printed.splitlines()
+    steps = [
+        "mneia: using the database at",
+        "mneia: migrating",
+        "mneia: applied migration 0001_foundation",
+        "mneia: applied migration 0020_dense_storage",
+        "mneia: starting 1 worker on 127.0.0.1:",
+        f"mneia: ready at http://127.0.0.1:{port}/graphql",
+    ]
+    found = [next(n for n, line in enumerate(lines) if line.startswith(step)) for step in steps]
+    assert found == sorted(found), printed
+    assert sum(line.startswith("mneia: applied migration") for line in lines) == len(
+        list((REPO / "alembic" / "versions").glob("*_*.py"))
+    ), printed
+
+
+def test_issue_26_version_and_every_option_explained() -> None:
+    """``mneia --version`` (answered by the console script before the server's imports, and by the
+    parser alike); every option and argument of every command has help, and an option's default
+    shows in it; ``mneia mcp --help`` lists the environment it reads."""
+    from mneia import cli, version
+
+    assert mneia("--version", env=cli_env(Path(tempfile.gettempdir()))).stdout == f"mneia {version()}\n"
+    parsed = subprocess.run(
+        [sys.executable, "-m", "mneia.cli", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert parsed.stdout == f"mneia {version()}\n"
+    unexplained = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif not action.help:
+                unexplained.append(f"{path} {action.option_strings or action.dest}")
+
+    walk(cli.parser(), "mneia")
+    assert unexplained == []
+    serve_help = " ".join(mneia("serve", "--help", env=cli_env(Path(tempfile.gettempdir()))).stdout.split())
+    assert "(default: 127.0.0.1)" in serve_help and "(default: 8000)" in serve_help
+    mcp_help = mneia("mcp", "--help", env=cli_env(Path(tempfile.gettempdir()))).stdout
+    for variable in ("MNEIA_URL", "MNEIA_TOKEN", "MNEIA_PROJECT", "CLAUDE_CODE_SESSION_ID"):
+        assert variable in mcp_help, mcp_help
 
 
 def bootstrap_beside(env: dict[str, str], data_dir: Path) -> str:
@@ -244,9 +330,10 @@ def test_serve_with_the_embedded_server_and_a_bootstrap_beside_it(tmp_path: Path
     with serving(["--data-dir", str(data_dir)], env, tmp_path) as (process, base):
         token = bootstrap_beside(env, data_dir)
         assert graphql(base, "{ me { kind } }", token) == {"me": {"kind": "HUMAN"}}
+        said(tmp_path / "serve.out", f"ready at {base}/graphql (database: embedded PostgreSQL at {data_dir}")
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=PATIENCE) == 0, (tmp_path / "serve.err").read_text()
-    assert f"embedded PostgreSQL at {data_dir}" in (tmp_path / "serve.out").read_text()
+    assert f"starting the embedded PostgreSQL in {data_dir}" in (tmp_path / "serve.out").read_text()
     pgdata = data_dir / "postgres"
     assert not (pgdata / "postmaster.pid").exists()
     left = [

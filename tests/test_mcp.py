@@ -245,9 +245,27 @@ async def test_the_project_comes_from_the_configuration(base: str, api: Api, wor
         assert "Invoices are numbered per year" in await call(client, "search_items", text="invoices")
     async with stdio_client(base, world.agent.token, project=other) as client:
         assert "Invoices are numbered per year" in await call(client, "search_items", text="invoices")
-    async with stdio_client(base, world.agent.token, project="nope") as client:
-        error = await refused(client, "search_items", text="invoices")
-    assert "MNEIA_PROJECT names no project you work in: 'nope'" in error
+
+
+async def test_stdio_refuses_a_project_the_agent_does_not_work_in_at_start(base: str, world: World) -> None:
+    """A wrong MNEIA_PROJECT stops ``mneia mcp`` before it serves (issue 26), one line on stderr naming
+    the setting and the agent's projects, not at the first tool call; a right one, by name, serves."""
+    parameters = stdio_parameters(base, world.agent.token, project="nope")
+    ran = await asyncio.to_thread(
+        subprocess.run,
+        [parameters.command, *parameters.args],
+        env=parameters.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 2, ran.stderr
+    assert "MNEIA_PROJECT names no project you work in: 'nope'" in ran.stderr, ran.stderr
+    assert "payments" in ran.stderr and ran.stderr.count("\n") == 1, ran.stderr
+    assert ran.stdout == ""  # nothing on the protocol's channel
+    async with stdio_client(base, world.agent.token, project="payments") as client:
+        assert (await client.list_tools()).tools
 
 
 # --- the tools' answers ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import asyncpg
 from alembic.util import CommandError
@@ -38,6 +39,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from mneia import version
 from mneia.config import APP_ROLE, Settings, async_url
 
 if TYPE_CHECKING:
@@ -106,18 +108,34 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise CliError(str(exc), status=2) from None
 
 
+def quiet(_: str) -> None:
+    """What a command that prints data (``--json``, a token) says of its steps: nothing."""
+
+
+def say(step: str) -> None:
+    """A step of ``mneia serve`` or ``mneia migrate``, as it happens, on stdout (errors go to stderr)."""
+    print(f"mneia: {step}", flush=True)
+
+
 @contextmanager
-def database(settings: Settings) -> Iterator[Database]:
+def database(settings: Settings, told: Callable[[str], None] = quiet) -> Iterator[Database]:
     """The admin database: ``DATABASE_URL``, else the embedded server (stopped on leaving)."""
     if settings.app_database_url:
         _checked_url("MNEIA_APP_DATABASE_URL", settings.app_database_url)
     if settings.database_url:
         url = _checked_url("DATABASE_URL", settings.database_url)
+        told(f"using the database at {shown(url)}")
         yield Database(url, shown(url))
         return
     from mneia.storage.embedded import EmbeddedServer
 
     data_dir = settings.data_dir.expanduser().resolve()
+    first = not (data_dir / "postgres").exists()
+    told(
+        f"starting the embedded PostgreSQL in {data_dir}"
+        + (" (its first start creates the cluster: allow half a minute)" if first else "")
+    )
+    started = time.monotonic()
     try:
         server = EmbeddedServer(data_dir)
     except Exception as exc:  # subprocess, permission or useradd failures alike
@@ -127,6 +145,7 @@ def database(settings: Settings) -> Iterator[Database]:
             url = server.ensure_database()
         except Exception as exc:
             raise CliError(f"cannot create the database in {data_dir}: {reason(exc)}") from None
+        told(f"the embedded PostgreSQL is up ({time.monotonic() - started:.1f} s)")
         yield Database(url, f"embedded PostgreSQL at {data_dir}")
     finally:
         server.stop()
@@ -171,13 +190,26 @@ async def _set_app_password(admin_url: str, password: str) -> None:
         await engine.dispose()
 
 
-def migrate(db: Database, settings: Settings) -> None:
+def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quiet) -> None:
     """Check the connection, apply every migration, set mneia_app's password if given."""
     from mneia.storage import migration
 
     reachable(db.admin_url)
+    applied: list[str] = []
+
+    def step(revision: str) -> None:
+        if not applied:
+            told(f"migrating {db.description}")
+        applied.append(revision)
+        told(f"applied migration {revision}")
+
     try:
-        migration.upgrade(db.admin_url)
+        migration.upgrade(db.admin_url, on_step=step)
+        told(
+            f"{len(applied)} migration{'' if len(applied) == 1 else 's'} applied"
+            if applied
+            else "the schema is at the latest revision"
+        )
         if settings.app_password:
             asyncio.run(_set_app_password(db.admin_url, settings.app_password))
     except (OSError, SQLAlchemyError, CommandError) as exc:
@@ -297,8 +329,8 @@ def serve(args: argparse.Namespace) -> None:
     if workers_dir is not None:
         sockets.append(PerWorkerUnixSocket(workers_dir))
     try:
-        with database(settings) as db:
-            migrate(db, settings)
+        with database(settings, say) as db:
+            migrate(db, settings, say)
             app_url = settings.server_url(db.admin_url)
             reachable(app_url, who=f" as {make_url(app_url).username}")
             sweeper = _sweeper(db.admin_url)
@@ -315,9 +347,11 @@ def serve(args: argparse.Namespace) -> None:
             host = f"[{args.host}]" if ":" in args.host else args.host
             port = sock.getsockname()[1]  # the real one when --port 0 let the system choose
             workers = f", {args.workers} workers" if args.workers > 1 else ""
-            print(
-                f"mneia: serving http://{host}:{port}/graphql (database: {db.description}{workers})",
-                flush=True,
+            say(f"starting {args.workers} worker{'s' if args.workers > 1 else ''} on {host}:{port}")
+            announce_ready(
+                args.host,
+                port,
+                f"ready at http://{host}:{port}/graphql (database: {db.description}{workers})",
             )
             if args.workers > 1:
                 # The supervisor turns SIGINT and SIGTERM into a stop: it SIGTERMs every
@@ -335,6 +369,34 @@ def serve(args: argparse.Namespace) -> None:
             each.close()
         if workers_dir is not None:
             shutil.rmtree(workers_dir, ignore_errors=True)
+
+
+READY_PATIENCE = 600.0
+"""How long ``announce_ready`` waits for /healthz: a first start on a busy machine takes a minute."""
+
+
+def announce_ready(host: str, port: int, line: str) -> None:
+    """Say ``line`` once /healthz answers on host:port, from a thread beside the server: not when the
+    socket is bound, which is half a minute earlier on a first start (workers, schema, lifespan)."""
+    import threading
+    import urllib.request
+
+    probed = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = f"http://{f'[{probed}]' if ':' in probed else probed}:{port}/healthz"
+
+    def wait() -> None:
+        deadline = time.monotonic() + READY_PATIENCE
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    if answer.status == 200:
+                        say(line)
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+
+    threading.Thread(target=wait, name="mneia-ready", daemon=True).start()
 
 
 def run_migrate(args: argparse.Namespace) -> None:
@@ -498,7 +560,7 @@ def run_sync(args: argparse.Namespace) -> None:
         raise SystemExit(status)
 
 
-def _capture_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _capture_commands(commands: argparse._SubParsersAction[Any]) -> None:
     from mneia.capture.hook import CLIENTS  # the standard library only: cheap
 
     hook_cmd = commands.add_parser(
@@ -506,7 +568,7 @@ def _capture_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="run by Claude Code, Codex or Gemini CLI as a hook: resume at a session's start, "
         "spool its end (payload on stdin; always exits 0)",
     )
-    hook_cmd.add_argument("client", choices=CLIENTS)
+    hook_cmd.add_argument("client", choices=CLIENTS, help="the client whose hook payload is on stdin")
     hook_cmd.set_defaults(run=run_hook)
 
     hooks_cmd = commands.add_parser("hooks", help="set up a client's hooks to run `mneia hook`")
@@ -514,7 +576,7 @@ def _capture_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     install_cmd = hooks_commands.add_parser(
         "install", help="write or merge the client's settings file so that its hooks run `mneia hook`"
     )
-    install_cmd.add_argument("client", choices=CLIENTS)
+    install_cmd.add_argument("client", choices=CLIENTS, help="the client to set up")
     install_cmd.add_argument(
         "--project-dir",
         type=Path,
@@ -570,7 +632,7 @@ def run_export(args: argparse.Namespace) -> None:
         raise SystemExit(status)
 
 
-def _import_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _import_commands(commands: argparse._SubParsersAction[Any]) -> None:
     import_cmd = commands.add_parser(
         "import",
         help="import sessions (claude-code, codex, gemini), ADRs (adr), agent rules files (rules) or an "
@@ -578,7 +640,11 @@ def _import_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
         description="Import into MNEIA_PROJECT at MNEIA_URL with MNEIA_TOKEN. Importing the same source "
         "again writes nothing; credentials are redacted first. See docs/capture.md.",
     )
-    import_cmd.add_argument("kind", choices=("claude-code", "codex", "gemini", "adr", "rules", "mneia"))
+    import_cmd.add_argument(
+        "kind",
+        choices=("claude-code", "codex", "gemini", "adr", "rules", "mneia"),
+        help="what PATH holds: a client's transcripts, ADRs, rules files, or a `mneia export`",
+    )
     import_cmd.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
     import_cmd.add_argument("--json", action="store_true", help="print what was written as JSON")
     import_cmd.set_defaults(run=run_import)
@@ -774,14 +840,13 @@ def run_restore(args: argparse.Namespace) -> None:
     )
 
 
-def _backup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _backup_commands(commands: argparse._SubParsersAction[Any]) -> None:
     backup_cmd = commands.add_parser(
         "backup",
         help="write the whole Mneia database to FILE (pg_dump -Fc)",
         description=BACKUP_CARRIES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    backup_cmd.add_argument("file", type=Path, metavar="FILE")
+    backup_cmd.add_argument("file", type=Path, metavar="FILE", help="the dump to write")
     backup_cmd.add_argument("--json", action="store_true", help="print file, bytes, seconds, revision")
     _data_dir_option(backup_cmd)
     backup_cmd.set_defaults(run=run_backup)
@@ -790,9 +855,8 @@ def _backup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "restore",
         help="restore a `mneia backup` FILE into the Mneia database, beside it and swapped in",
         description=RESTORE_DOES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    restore_cmd.add_argument("file", type=Path, metavar="FILE")
+    restore_cmd.add_argument("file", type=Path, metavar="FILE", help="a dump `mneia backup` wrote")
     restore_cmd.add_argument(
         "--force", action="store_true", help="replace a database that holds data (it is kept, renamed)"
     )
@@ -804,16 +868,53 @@ def _backup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
 # --- end of backup and restore ---------------------------------------------------------------------
 
 
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Every option's default in its help, unless it has none worth saying (a flag, None) or the
+    help says it already; descriptions keep their own lines."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            action.option_strings
+            and default is not None
+            and not isinstance(default, bool)
+            and default is not argparse.SUPPRESS
+            and "default" not in text
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose sub-commands' help shows the defaults too (add_subparsers makes
+    parsers of its parser's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)
+
+
+MCP_ENVIRONMENT = """environment (the MCP client's configuration gives it):
+  MNEIA_URL      the Mneia server (default: http://127.0.0.1:8000)
+  MNEIA_TOKEN    an agent's token (required; a human's is refused)
+  MNEIA_PROJECT  the project to work in, by id or name (checked at start;
+                 optional when the agent works in one project only)
+  CLAUDE_CODE_SESSION_ID  set by Claude Code: the session's externalId
+"""
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(
-        prog="mneia", description="Project memory for teams of people and AI agents."
-    )
+    root = _Parser(prog="mneia", description="Project memory for teams of people and AI agents.")
+    root.add_argument("--version", action="version", version=f"mneia {version()}")
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve_cmd = commands.add_parser("serve", help="migrate, then serve GraphQL at /graphql")
-    serve_cmd.add_argument("--host", default="127.0.0.1")
-    serve_cmd.add_argument("--port", type=_port, default=8000)
-    serve_cmd.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+    serve_cmd.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (0.0.0.0 for every interface)"
+    )
+    serve_cmd.add_argument("--port", type=_port, default=8000, help="the port to listen on (0: any free one)")
+    serve_cmd.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="uvicorn's log level")
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
     serve_cmd.add_argument(
         "--workers",
@@ -834,6 +935,8 @@ def parser() -> argparse.ArgumentParser:
     mcp_cmd = commands.add_parser(
         "mcp",
         help="serve MCP over stdio for an agent's client (MNEIA_URL, MNEIA_TOKEN, MNEIA_PROJECT)",
+        description="Serve MCP over stdio for an agent's client, calling a Mneia server's GraphQL API.",
+        epilog=MCP_ENVIRONMENT,
     )
     mcp_cmd.set_defaults(run=run_mcp)
 
@@ -849,8 +952,12 @@ def parser() -> argparse.ArgumentParser:
     boot = admin_commands.add_parser(
         "bootstrap", help="create a workspace, its first human and that human's token"
     )
-    boot.add_argument("--workspace", required=True, type=_non_empty, metavar="NAME")
-    boot.add_argument("--human", required=True, type=_non_empty, metavar="NAME")
+    boot.add_argument(
+        "--workspace", required=True, type=_non_empty, metavar="NAME", help="the new workspace's name"
+    )
+    boot.add_argument(
+        "--human", required=True, type=_non_empty, metavar="NAME", help="its first human's name"
+    )
     boot.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
     _data_dir_option(boot)
     boot.set_defaults(run=run_bootstrap)

@@ -21,6 +21,11 @@ STARTED = time.monotonic()
 
 def main(argv: list[str] | None = None) -> int | None:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args == ["--version"]:  # answered without the server's imports, as the parser would answer it
+        from mneia import version
+
+        print(f"mneia {version()}")
+        return 0
     if args[:1] == ["hook"]:
         from mneia.capture import hook
 

@@ -8,7 +8,8 @@ Code sets for the servers it launches, becomes the session's ``externalId``.
 
 Before it serves, the token is checked: a missing, unknown or human token
 stops the command with one line on stderr (exit status 2), since a human's
-token would let a model act with a human's authority.
+token would let a model act with a human's authority. So is ``MNEIA_PROJECT``,
+when set: one that names no project of the agent's stops it the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from mneia.mcp import operations, server
+from mneia.mcp import connection, operations, server
 from mneia.mcp.api import Api, ApiError, RemoteApi
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -86,11 +87,23 @@ async def check_agent(api: Api, url: str) -> None:
         )
 
 
+async def check_project(api: Api, settings: Settings) -> None:
+    """Refuse to serve for an MNEIA_PROJECT that names no project of the agent's (or several): said
+    now, not at the first tool call. Unset, the project is settled at the first call that needs one."""
+    if settings.project is None:
+        return
+    try:
+        await connection.project_id(api, connection.Place(), settings.project, StdioBackend.project_setting)
+    except ApiError as error:
+        raise Refused(error.message) from None
+
+
 async def serve(env: Mapping[str, str] | None = None) -> None:
     settings = Settings.from_env(os.environ if env is None else env)
     api = RemoteApi(settings.url, settings.token)
     try:
         await check_agent(api, settings.url)
+        await check_project(api, settings)
         await server.build(StdioBackend(settings, api)).run_stdio_async()
     finally:
         await api.aclose()

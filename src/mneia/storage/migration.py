@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -28,8 +29,13 @@ def config(admin_url: str) -> Config:
     return cfg
 
 
-def upgrade(admin_url: str, revision: str = "head") -> None:
-    command.upgrade(config(admin_url), revision)
+def upgrade(admin_url: str, revision: str = "head", on_step: Callable[[str], None] | None = None) -> None:
+    """Apply the migrations up to ``revision``; ``on_step`` hears each revision's id once it is applied
+    (they commit together, at the end)."""
+    cfg = config(admin_url)
+    if on_step is not None:
+        cfg.attributes["on_step"] = on_step
+    command.upgrade(cfg, revision)
 
 
 def downgrade(admin_url: str, revision: str = "base") -> None:
