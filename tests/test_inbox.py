@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from graphql import parse
 from mneia.app import create_app
-from mneia.inbox import entry
+from mneia.inbox import duration, entry
 from mneia.inbox import page as inbox_page
 from mneia.inbox.assets import CONTENT_SECURITY_POLICY
 from mneia.inbox.cookie import csrf_for
@@ -36,7 +36,7 @@ from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review
 from tests.live import uvicorn_serving
-from tests.support import RETIRE_ITEM, changed_tables, database_state
+from tests.support import RETIRE_ITEM, SUPERSEDE, changed_tables, database_state, supersession
 from tests.test_api_tokens import CREATE_TOKEN
 
 
@@ -260,6 +260,30 @@ async def test_inbox_proposals_show_a_diff_and_a_token_cost(
     assert f"Costs <strong>{entry.slice_cost(rendered)} tokens</strong> (cl100k_base) in every slice" in page
 
 
+SUGGEST = "mutation($i: ID!, $r: String) { suggestLoadBearing(id: $i, reason: $r) { id } }"
+
+
+async def test_r5_a_suggestion_without_a_reason_shows_no_reason_line(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """A load-bearing suggestion (R5) made without a reason says nothing of one; one with a reason says it."""
+    made = await review(api, admin_engine, world)
+    reasoned = await api.assert_item(
+        world.agent.token, projectId=world.project_id, kind="CONSTRAINT", statement="Refunds are idempotent"
+    )
+    said = await api.run(world.agent.token, SUGGEST, i=reasoned["id"], r="double refunds cost money")
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=proposals&project={world.project_id}")).text
+    articles = {
+        found.group(1): found.group(0)
+        for found in re.finditer(r'<article class="entry"[^>]*data-entry="([^"]+)".*?</article>', page, re.S)
+    }
+    assert 'class="reason"' not in articles[made.suggestion]
+    assert "Reason: double refunds cost money" in articles[said["suggestLoadBearing"]["id"]]
+    assert "Reason: two deploy days halve the queue" in articles[made.supersession]
+    assert "none given" not in page
+
+
 async def test_r5_r7_accepting_a_proposal_with_a_note_goes_through_the_api(
     browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
 ) -> None:
@@ -372,6 +396,47 @@ async def test_inbox_verify_in_bulk_and_retire_needs_a_reason(
     assert (await api.run(world.human.token, RENDERED, i=made.stale))["item"]["lastVerifiedAt"] is not None
 
 
+async def test_r10_the_stale_tab_says_the_decay_in_words(
+    browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
+) -> None:
+    """A stale item (R10) says after how long it goes stale as a person says it, not as ISO-8601."""
+    made = await review(api, admin_engine, world)
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=stale&project={world.project_id}")).text
+    assert made.stale in page
+    assert "Goes stale 7 days after it was last checked: never verified." in page
+    assert "P7D" not in page
+
+
+@pytest.mark.parametrize(
+    ("iso", "said"),
+    [
+        ("PT1S", "1 second"),
+        ("P7D", "7 days"),
+        ("P1D", "1 day"),
+        ("PT2H30M", "2 hours 30 minutes"),
+        ("P1DT4H", "1 day 4 hours"),
+        ("P1DT1M", "1 day 1 minute"),
+        ("P2DT3H4M5S", "2 days 3 hours 4 minutes 5 seconds"),
+        ("PT36H", "1 day 12 hours"),
+        ("P400D", "400 days"),
+        ("PT0S", "0 seconds"),
+        ("PT0.25S", "less than a second"),
+        ("PT1.5S", "1 second"),
+        ("P1M", "P1M"),  # no fixed length: the API never sends one; shown as it is
+        ("soon", "soon"),
+    ],
+)
+def test_inbox_durations_read_in_words(iso: str, said: str) -> None:
+    assert duration.in_words(iso) == said
+
+
+def test_inbox_duration_words_take_a_timedelta_too() -> None:
+    assert duration.in_words(timedelta(hours=2, minutes=30)) == "2 hours 30 minutes"
+    assert duration.in_words(timedelta(0)) == "0 seconds"
+    assert duration.in_words(-timedelta(days=1)) == "minus 1 day"
+
+
 async def test_r2_another_workspace_sees_none_of_it(
     browser: Browser, api: Api, admin_engine: AsyncEngine, world: World
 ) -> None:
@@ -422,16 +487,74 @@ def test_inbox_bulk_document_carries_text_only_in_variables() -> None:
 
 
 words = st.lists(
-    st.sampled_from(["deploy", "on", "Tuesdays", "and", "Thursdays", " ", "\n", "é"]), max_size=12
+    st.sampled_from(
+        ["deploy", "on", "Tuesdays", "and", "Thursdays,", "(Thursdays)", ".", "50%", "—", " ", "\n", "é"]
+    ),
+    max_size=12,
 )
 
 
 @given(old=words.map("".join), new=words.map("".join))
 def test_inbox_diff_rebuilds_both_statements(old: str, new: str) -> None:
-    """A diff loses nothing: what it keeps and removes is the old text, what it keeps and adds the new."""
+    """A diff loses nothing: what it keeps and removes is the old text as written, what it keeps and adds
+    the new, punctuation and all."""
     pieces = entry.diff(old, new)
-    assert "".join(p.text for p in pieces if p.op != "added") == old
-    assert "".join(p.text for p in pieces if p.op != "removed") == new
+    assert "".join(p.before for p in pieces if p.op != "added") == old
+    assert "".join(p.after for p in pieces if p.op != "removed") == new
+    assert all(p.after == "" for p in pieces if p.op == "removed")
+    assert all(p.before == "" for p in pieces if p.op == "added")
+
+
+def test_inbox_diff_compares_words_without_their_punctuation() -> None:
+    """A comma, full stop, bracket or quote around a word does not change the word; each side keeps it."""
+    assert entry.diff("Refunds go through the PSP", "Refunds, always, go through the PSP.") == [
+        entry.Piece("same", "Refunds", "Refunds,"),
+        entry.Piece("added", "", " always,"),
+        entry.Piece("same", " go through the PSP", " go through the PSP."),
+    ]
+    assert entry.diff('Use the PSP (Adyen) for "refunds".', "Use the PSP, Adyen, for refunds") == [
+        entry.Piece("same", 'Use the PSP (Adyen) for "refunds".', "Use the PSP, Adyen, for refunds")
+    ]
+    assert entry.diff("on Tuesdays\nonly", "on Tuesdays only") == [
+        entry.Piece("same", "on Tuesdays\nonly", "on Tuesdays only")
+    ]
+
+
+def test_inbox_diff_still_marks_what_changes_a_word() -> None:
+    """Only sentence punctuation, brackets and quotes are set aside: ``50%`` is not ``50``, a dash alone is
+    compared as itself, and a change of case is a change."""
+    assert entry.diff("Cap at 50% now", "Cap at 50 now") == [
+        entry.Piece("same", "Cap at ", "Cap at "),
+        entry.Piece("removed", "50%", ""),
+        entry.Piece("added", "", "50"),
+        entry.Piece("same", " now", " now"),
+    ]
+    assert [p.op for p in entry.diff("a - b", "a — b")] == ["same", "removed", "added", "same"]
+    assert [p.op for p in entry.diff("refunds.", "Refunds.")] == ["removed", "added"]
+    assert [p.op for p in entry.diff("done.", "done?")] == ["same"]
+
+
+async def test_r7_a_replacements_diff_marks_words_not_their_punctuation(
+    browser: Browser, api: Api, world: World
+) -> None:
+    """An agent's replacement of a ruling (R7), as the Proposals tab compares it: a comma or full stop
+    added after a word leaves the word unmarked and is shown as written."""
+    ruling = await api.assert_item(
+        world.human.token,
+        projectId=world.project_id,
+        kind="CONSTRAINT",
+        statement="Refunds go through the PSP",
+    )
+    await api.run(
+        world.agent.token,
+        SUPERSEDE,
+        **supersession(world.project_id, ruling["id"], "Refunds, always, go through the PSP.", "be explicit"),
+    )
+    await browser.sign_in(world.human.token)
+    page = (await browser.client.get(f"/inbox?tab=proposals&project={world.project_id}")).text
+    now, proposed = re.findall(r"<dd>(.*?)</dd>", page.split('<dl class="diff">')[1].split("</dl>")[0])
+    assert now == "Refunds go through the PSP"
+    assert proposed == "Refunds,<ins> always,</ins> go through the PSP."
 
 
 async def test_r15_the_event_stream_says_ready_then_raised_and_ends_on_its_own(
@@ -606,6 +729,7 @@ async def test_r16_the_redactions_tab_gives_notice_and_a_hold_keeps_an_item_out(
     panel = page.split('id="panel"')[1].split("</section>")[0]
     assert "Redactions due" in page and due["id"] in panel and held["id"] not in panel
     assert "the workspace's policy" in panel and "<form" not in panel
+    assert "30 days after its status changed" in panel and "P30D" not in panel, "a duration, in words"
 
 
 async def test_r3_graphiql_runs_as_the_inbox_session_with_its_csrf_token_only(

@@ -36,26 +36,53 @@ DECISION_EVENTS = {
 HISTORY_LIMIT = 200
 
 
+# What a word may carry that does not change it: sentence punctuation, brackets and quotes.
+# Not ``-``, ``/``, ``%``, ``#`` and the like: "-5" is not "5", nor "50%" "50".
+PUNCTUATION = ".,;:!?…()[]{}\"'“”‘’«»"
+_RUNS = re.compile(r"\S+|\s+")
+
+
 @dataclass(frozen=True)
 class Piece:
-    """One run of a diff: ``same``, ``removed`` or ``added`` text."""
+    """One run of a diff: ``same``, ``removed`` or ``added``, as the old statement (``before``) and the
+    replacement (``after``) each write it. A ``same`` run may differ between the two in punctuation
+    and spacing only; a ``removed`` run is only before, an ``added`` one only after."""
 
     op: str
-    text: str
+    before: str
+    after: str
+
+
+def _word(run: str) -> str:
+    """What a run of text is compared by: a word without the punctuation around it (``refunds,`` is
+    ``refunds``), any whitespace as one space, and a run of punctuation alone as itself."""
+    if run.isspace():
+        return " "
+    return run.strip(PUNCTUATION) or run
 
 
 def diff(old: str, new: str) -> list[Piece]:
-    """Word by word, what a replacement removes from the old statement and adds to it."""
-    before, after = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
+    """Word by word, what a replacement removes from the old statement and adds to it.
+
+    Words are compared without the punctuation that opens or closes them (``PUNCTUATION``) and
+    whitespace without its kind or length, so a comma or full stop added after a word, or a word
+    put in brackets or quotes, does not by itself mark it as changed. Each side keeps its own text
+    as written: nothing a person reads is dropped.
+    """
+    before, after = _RUNS.findall(old), _RUNS.findall(new)
+    words = difflib.SequenceMatcher(
+        None, [_word(r) for r in before], [_word(r) for r in after], autojunk=False
+    )
     pieces: list[Piece] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in words.get_opcodes():
+        was, now = "".join(before[i1:i2]), "".join(after[j1:j2])
         if op == "equal":
-            pieces.append(Piece("same", "".join(before[i1:i2])))
+            pieces.append(Piece("same", was, now))
             continue
-        if i2 > i1:
-            pieces.append(Piece("removed", "".join(before[i1:i2])))
-        if j2 > j1:
-            pieces.append(Piece("added", "".join(after[j1:j2])))
+        if was:
+            pieces.append(Piece("removed", was, ""))
+        if now:
+            pieces.append(Piece("added", "", now))
     return pieces
 
 

@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
-from mneia.inbox import cookie, entry
+from mneia.inbox import cookie, duration, entry
 from mneia.inbox.assets import PAGE_HEADERS, urls
 from mneia.inbox.operation import (
     CLOSE_SESSION,
@@ -58,6 +58,7 @@ templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+templates.filters["duration"] = duration.in_words  # every duration a person reads, in words
 
 
 class Refused(Exception):
@@ -287,6 +288,7 @@ class Inbox:
             "tab": chosen,
             "tabs": entry.TABS,
             "titles": entry.TITLES,
+            "notice": NOTICE,
             "query": lambda **changes: urlencode({**here, **changes}),
         }
 

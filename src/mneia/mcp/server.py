@@ -16,12 +16,18 @@ from functools import wraps
 from typing import Annotated, Any, Literal, ParamSpec, Protocol
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.server.mcpserver.prompts.base import UserMessage
-from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
-from mneia.mcp import budget, operations
+from mneia.mcp import argument, budget, operations
 from mneia.mcp.api import Api, ApiError, Redacting
 from mneia.mcp.connection import Place, Places, current, project_id, remember_request, session_id
 from mneia.rehydration.render import clean
@@ -455,11 +461,33 @@ def _resource(read: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[st
     return answered
 
 
+class _Server(MCPServer[Any]):
+    """The SDK's server, with the one change that arguments failing a tool's signature are refused as the
+    API refuses bad input (``argument.refusal``), not with pydantic's report. The tool never ran: nothing
+    was written."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash, whatever its cause: the SDK masks and logs it
+        except ToolError as error:
+            # The SDK's refusal of the arguments is the one ToolError caused by a ValidationError (what a
+            # tool raises arrives as the cause of its own). Worded as the SDK words a tool's error, and
+            # with pydantic's error still the cause, so that the SDK logs the fields only, not the values.
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            refused = argument.refusal(error.__cause__)
+            raise ToolError(f"Error executing tool {name}: {refused}") from error.__cause__
+
+
 def build(backend: Backend, **settings: Any) -> MCPServer[Any]:
     """The MCP server for ``backend``; ``settings`` go to ``MCPServer`` (the HTTP mode's token verifier)."""
     from mneia import __version__
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         "mneia",
         title="Mneia project memory",
         version=__version__,
