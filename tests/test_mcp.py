@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 import httpx
 import pytest
+from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, TextResourceContents
 from sqlalchemy.engine import make_url
@@ -211,22 +212,28 @@ async def test_http_refuses_no_token_and_an_unknown_one(base: str) -> None:
         assert 'error="invalid_token"' in response.headers["www-authenticate"]
 
 
+async def refused_at_start(parameters: StdioServerParameters) -> subprocess.CompletedProcess[str]:
+    """``mneia mcp`` launched as a client launches it, with no client on stdin: it must stop before
+    serving, with status 2 and nothing on the protocol's channel."""
+    ran = await asyncio.to_thread(
+        subprocess.run,
+        [parameters.command, *parameters.args],
+        env=parameters.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stdout == ""
+    return ran
+
+
 async def test_r3_stdio_refuses_a_humans_token(base: str, world: World) -> None:
     """``mneia mcp`` stops before serving, one line on stderr, status 2."""
     for token, said in ((world.human.token, "a human"), ("mneia_not-a-token", "not a valid token")):
-        parameters = stdio_parameters(base, token)
-        ran = await asyncio.to_thread(
-            subprocess.run,
-            [parameters.command, *parameters.args],
-            env=parameters.env,
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert ran.returncode == 2, ran.stderr
+        ran = await refused_at_start(stdio_parameters(base, token))
         assert said in ran.stderr and ran.stderr.count("\n") == 1, ran.stderr
-        assert ran.stdout == ""  # nothing on the protocol's channel
 
 
 # --- the project ----------------------------------------------------------------------------------
@@ -250,20 +257,9 @@ async def test_the_project_comes_from_the_configuration(base: str, api: Api, wor
 async def test_stdio_refuses_a_project_the_agent_does_not_work_in_at_start(base: str, world: World) -> None:
     """A wrong MNEIA_PROJECT stops ``mneia mcp`` before it serves (issue 26), one line on stderr naming
     the setting and the agent's projects, not at the first tool call; a right one, by name, serves."""
-    parameters = stdio_parameters(base, world.agent.token, project="nope")
-    ran = await asyncio.to_thread(
-        subprocess.run,
-        [parameters.command, *parameters.args],
-        env=parameters.env,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert ran.returncode == 2, ran.stderr
+    ran = await refused_at_start(stdio_parameters(base, world.agent.token, project="nope"))
     assert "MNEIA_PROJECT names no project you work in: 'nope'" in ran.stderr, ran.stderr
     assert "payments" in ran.stderr and ran.stderr.count("\n") == 1, ran.stderr
-    assert ran.stdout == ""  # nothing on the protocol's channel
     async with stdio_client(base, world.agent.token, project="payments") as client:
         assert (await client.list_tools()).tools
 
