@@ -10,6 +10,7 @@ installed (``.ci/run`` installs both).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -18,9 +19,11 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from mneia.graphiql import ASSETS, STATIC
+from graphql import parse, validate
+from mneia.graphiql import ASSETS, BEARER_HEADER, EXAMPLE, SIGNED_IN_EXAMPLE, STATIC
+from mneia.resolvers.root import build_schema
 from tests.browser import Offline, chromium, mneia_serving
-from tests.graphql import World
+from tests.graphql import Api, World
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -57,6 +60,30 @@ async def test_graphiql_page_names_only_files_of_this_origin(http: httpx.AsyncCl
     assert all(source.startswith("/graphiql/static/") for source in sources), sources
     assert "//" not in response.text, "the page names another origin"
     assert "<script>" not in response.text and "<style>" not in response.text
+
+
+@pytest.mark.parametrize("example", [EXAMPLE, SIGNED_IN_EXAMPLE])
+async def test_issue_26_graphiql_opens_with_a_query_that_runs_as_it_is(
+    example: str, http: httpx.AsyncClient, api: Api, world: World
+) -> None:
+    """The editor's first text is a valid operation of the schema (GraphiQL's own default, comments
+    alone, is a syntax error when run), and it answers without errors for a human's token."""
+
+    assert validate(build_schema()._schema, parse(example)) == []
+    answer = await api.run(world.human.token, example)
+    assert (
+        answer["me"]["kind"] == "HUMAN" and {"id": world.project_id, "name": "payments"} in answer["projects"]
+    )
+
+
+async def test_issue_26_graphiql_says_where_the_token_goes(http: httpx.AsyncClient) -> None:
+    """On /graphql the example's comments and the headers editor's first text name the Authorization
+    header; the page carries both (html-escaped in its meta tags, read by static/page.js)."""
+    text = html.unescape((await page_html(http)).text)
+    assert EXAMPLE in text and BEARER_HEADER in text
+    assert (
+        '{"Authorization": "Bearer mneia_..."}' in EXAMPLE and '"Authorization": "Bearer "' in BEARER_HEADER
+    )
 
 
 async def test_graphiql_policy_allows_only_this_origin(http: httpx.AsyncClient) -> None:
@@ -121,6 +148,8 @@ class GraphiQLPage(Offline):
         await self.open()
         await page.get_by_role("button", name="Headers", exact=True).click()
         await page.locator(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror").click()
+        await page.keyboard.press("Control+A")  # the editor opens with the header to complete
+        await page.keyboard.press("Delete")
         await page.keyboard.type(f'{{"Authorization": "Bearer {token}"}}')
         await page.locator(".graphiql-query-editor .CodeMirror").click()
         await page.keyboard.press("Control+A")
@@ -168,6 +197,18 @@ async def test_graphiql_runs_a_query_offline_in_chromium(offline: Offline, world
     assert offline.elsewhere == [], "the page reached for another origin"
     assert await offline.refused() == [], "the page's policy refused something it needed"
     assert offline.errors == []
+
+
+async def test_issue_26_graphiql_opens_with_the_example_and_the_header_to_complete(offline: Offline) -> None:
+    """What a person sees first: the example query in the editor, the Authorization header in the
+    headers editor below it."""
+    assert isinstance(offline, GraphiQLPage)
+    await offline.open()
+    query = await offline.page.locator(".graphiql-query-editor .CodeMirror").inner_text()
+    assert "query WhoAmI" in query and "Authorization" in query
+    headers = offline.page.locator(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror")
+    assert '"Authorization": "Bearer "' in " ".join((await headers.inner_text()).split())
+    assert offline.elsewhere == [] and offline.errors == []
 
 
 async def test_graphiql_keeps_no_token_in_browser_storage(offline: Offline, world: World) -> None:

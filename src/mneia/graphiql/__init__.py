@@ -72,6 +72,36 @@ _PAGE = Template(
 )
 
 
+EXAMPLE = """# Mneia's GraphiQL: the whole API, with its documentation in the Docs pane.
+#
+# Every request needs a token. Put yours in the Headers tab below:
+#   {"Authorization": "Bearer mneia_..."}
+# `mneia admin bootstrap` prints a workspace's first human's token;
+# createActor and createToken mint others. Then run this query
+# (Ctrl-Enter, or the run button):
+
+query WhoAmI {
+  me { id name kind }
+  projects { id name }
+}
+"""
+"""What the editor opens with on /graphql: a query that runs as it is, once a token is given."""
+
+SIGNED_IN_EXAMPLE = """# Mneia's GraphiQL, as the person signed in to the inbox: no token to give,
+# the session is yours. The whole API is here, documented in the Docs pane.
+# Run this query (Ctrl-Enter, or the run button):
+
+query WhoAmI {
+  me { id name kind }
+  projects { id name }
+}
+"""
+"""What the editor opens with on /inbox/graphiql."""
+
+BEARER_HEADER = '{\n  "Authorization": "Bearer "\n}'
+"""What the headers editor opens with on /graphql: where the token goes, to be completed."""
+
+
 def page(_: Request) -> Response:
     """The GraphiQL page with a fresh nonce; never cached, so that it always names the current files."""
     return page_for("/graphql", "")
@@ -79,10 +109,17 @@ def page(_: Request) -> Response:
 
 def page_for(endpoint: str, csrf: str) -> Response:
     """The page, sending its operations to ``endpoint`` (with ``csrf`` as ``X-Mneia-CSRF`` when given:
-    the inbox's session GraphiQL, inbox.session_graphql)."""
+    the inbox's session GraphiQL, inbox.session_graphql, which needs no header)."""
     nonce = secrets.token_urlsafe(18)
+    example, headers = (SIGNED_IN_EXAMPLE, "") if csrf else (EXAMPLE, BEARER_HEADER)
     return HTMLResponse(
-        _PAGE.substitute(nonce=nonce, endpoint=html.escape(endpoint), csrf=html.escape(csrf)),
+        _PAGE.substitute(
+            nonce=nonce,
+            endpoint=html.escape(endpoint),
+            csrf=html.escape(csrf),
+            example=html.escape(example),
+            headers=html.escape(headers),
+        ),
         headers={
             "Content-Security-Policy": CONTENT_SECURITY_POLICY.substitute(nonce=nonce),
             "Cache-Control": "no-cache",

@@ -86,6 +86,9 @@ ReactDOM.createRoot(document.getElementById("graphiql")).render(
     fetcher,
     storage: headerlessStorage,
     shouldPersistHeaders: false,
+    // A query that runs as it is, and a note on where the token goes (graphiql/__init__.py).
+    defaultQuery: meta("mneia-example"),
+    defaultHeaders: meta("mneia-headers"),
     isHeadersEditorEnabled: true,
     defaultEditorToolsVisibility: "headers",
     inputValueDeprecation: true,
