@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
+
+import strawberry
 
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
@@ -20,10 +23,24 @@ async def me(info: Info) -> Actor:
 
 async def create_actor(
     info: Info,
-    kind: ActorKind,
-    name: str,
-    expires_at: datetime | None = None,
-    expires_in: Duration | None = None,
+    kind: Annotated[
+        ActorKind, strawberry.argument(description="Whether the new actor is a person or an agent.")
+    ],
+    name: Annotated[str, strawberry.argument(description="The new actor's name.")],
+    expires_at: Annotated[
+        datetime | None,
+        strawberry.argument(
+            description="When the new token stops authenticating; give this or expiresIn. It may not"
+            " outlast the token making the request; given neither, the new token expires with that one (or"
+            " never)."
+        ),
+    ] = None,
+    expires_in: Annotated[
+        Duration | None,
+        strawberry.argument(
+            description="How long the new token authenticates, e.g. P90D; give this or expiresAt."
+        ),
+    ] = None,
 ) -> ActorWithToken:
     """A new actor and its first token, which may expire (at an instant, or after a duration)."""
     context = info.context

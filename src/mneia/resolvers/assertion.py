@@ -17,6 +17,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
+
+import strawberry
 
 from mneia.authority import TYPED, Source, confirms
 from mneia.errors import BadInput, Conflict, NotFound
@@ -192,11 +195,20 @@ async def write_assertion(
     return record
 
 
-async def assert_item(info: Info, input: AssertItemInput) -> Item:
+async def assert_item(
+    info: Info,
+    input: Annotated[AssertItemInput, strawberry.argument(description="The item to assert.")],
+) -> Item:
     return Item.of(await write_assertion(info, input, "input"), info.context.view())
 
 
-async def assert_items(info: Info, input: list[AssertItemInput]) -> list[Item]:
+async def assert_items(
+    info: Info,
+    input: Annotated[
+        list[AssertItemInput],
+        strawberry.argument(description="The items to assert, at most 1,000, in order."),
+    ],
+) -> list[Item]:
     if len(input) > BATCH_LIMIT:
         raise BadInput("input", f"at most {BATCH_LIMIT} items per request, not {len(input)}")
     batch = [Assertion(data, f"input[{index}]") for index, data in enumerate(input)]

@@ -8,6 +8,7 @@ and confirmed by that human: keeping it is a ruling) and retires the other.
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
 import strawberry
 
@@ -23,7 +24,17 @@ from mneia.storage import dispute, item, project, proposal
 from mneia.vocabulary import ItemStatus
 
 
-async def dispute_item(info: Info, id: strawberry.ID, contested_id: strawberry.ID, reason: str) -> Dispute:
+async def dispute_item(
+    info: Info,
+    id: Annotated[
+        strawberry.ID,
+        strawberry.argument(description="The contradicting item; an ACTIVE one becomes DISPUTED."),
+    ],
+    contested_id: Annotated[
+        strawberry.ID, strawberry.argument(description="The ACTIVE item it contradicts, in the same project.")
+    ],
+    reason: Annotated[str, strawberry.argument(description="Why the two contradict.")],
+) -> Dispute:
     context = info.context
     tx = context.tx
     why = required_text(reason, "reason")
@@ -51,7 +62,15 @@ async def dispute_item(info: Info, id: strawberry.ID, contested_id: strawberry.I
 
 
 async def resolve_dispute(
-    info: Info, id: strawberry.ID, keep_item_id: strawberry.ID, note: str | None = None
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The dispute's id; it must be OPEN.")],
+    keep_item_id: Annotated[
+        strawberry.ID,
+        strawberry.argument(
+            description="One of the dispute's two items: it stays ACTIVE and the other is retired."
+        ),
+    ],
+    note: Annotated[str | None, strawberry.argument(description="Why, kept as its resolutionNote.")] = None,
 ) -> Dispute:
     context = info.context
     tx = context.tx
@@ -92,7 +111,12 @@ async def _project_key(info: Info, project_id: strawberry.ID) -> uuid.UUID:
 
 
 async def list_disputes(
-    info: Info, project_id: strawberry.ID, status: DisputeStatus | None = None
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    status: Annotated[
+        DisputeStatus | None,
+        strawberry.argument(description="Only disputes with this status. Null: every one."),
+    ] = None,
 ) -> list[Dispute]:
     key = await _project_key(info, project_id)
     found = await dispute.of_project(info.context.tx, key, status)
@@ -100,7 +124,12 @@ async def list_disputes(
 
 
 async def list_proposals(
-    info: Info, project_id: strawberry.ID, status: ProposalStatus | None = None
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    status: Annotated[
+        ProposalStatus | None,
+        strawberry.argument(description="Only proposals with this status. Null: every one."),
+    ] = None,
 ) -> list[Proposal]:
     key = await _project_key(info, project_id)
     found = await proposal.of_project(info.context.tx, key, status)

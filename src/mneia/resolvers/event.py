@@ -23,12 +23,17 @@ from mneia.vocabulary import ItemEventKind
 
 async def list_events(
     info: Info,
-    project_id: strawberry.ID,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
     kinds: Annotated[
         list[ItemEventKind] | None, strawberry.argument(description="Default: every kind.")
     ] = None,
-    first: int | None = 50,
-    after: str | None = None,
+    first: Annotated[
+        int | None, strawberry.argument(description="How many to return, at most 500. Default: 50.")
+    ] = 50,
+    after: Annotated[
+        str | None,
+        strawberry.argument(description="The endCursor of the page before; null for the first page."),
+    ] = None,
 ) -> ItemEventPage:
     """The events of the project's items the caller can see, newest first."""
     context = info.context

@@ -24,7 +24,7 @@ import asyncio
 import dataclasses
 import hashlib
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
@@ -90,7 +90,15 @@ def _tied(data: AssertItemInput, found: SessionRecord, field: str) -> AssertItem
     return dataclasses.replace(data, session_id=strawberry.ID(str(found.id)))
 
 
-async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
+async def checkpoint(
+    info: Info,
+    input: Annotated[
+        CheckpointInput,
+        strawberry.argument(
+            description="Where the work stopped: the session, the summary, and what to write."
+        ),
+    ],
+) -> Handoff:
     """Write the session's last items, end it, and leave the handoff (see the module's docstring)."""
     context = info.context
     tx = context.tx
@@ -166,13 +174,19 @@ async def checkpoint(info: Info, input: CheckpointInput) -> Handoff:
     return await build(context.view(), stored)
 
 
-async def get_handoff(info: Info, id: strawberry.ID) -> Handoff | None:
+async def get_handoff(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The handoff's id.")],
+) -> Handoff | None:
     key = parse_id(id, "id")
     found = (await handoff.by_ids(info.context.tx, [key])).get(key)
     return await build(info.context.view(), found) if found else None
 
 
-async def latest_handoff(info: Info, project_id: strawberry.ID) -> Handoff | None:
+async def latest_handoff(
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+) -> Handoff | None:
     """The project's newest handoff the caller can see."""
     key = parse_id(project_id, "projectId")
     if await info.context.loaders.project.load(key) is None:
@@ -182,7 +196,15 @@ async def latest_handoff(info: Info, project_id: strawberry.ID) -> Handoff | Non
 
 
 async def list_handoffs(
-    info: Info, project_id: strawberry.ID, first: int | None = 20, after: str | None = None
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    first: Annotated[
+        int | None, strawberry.argument(description="How many to return, at most 100. Default: 20.")
+    ] = 20,
+    after: Annotated[
+        str | None,
+        strawberry.argument(description="The endCursor of the page before; null for the first page."),
+    ] = None,
 ) -> HandoffPage:
     """A project's handoffs the caller can see, newest first, each as that caller may see it."""
     key = parse_id(project_id, "projectId")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Annotated
 
 import strawberry
 
@@ -57,7 +58,16 @@ def _email(value: str) -> str:
     return email
 
 
-async def create_invitation(info: Info, email: str, expires_in: Duration | None = None) -> Invitation:
+async def create_invitation(
+    info: Info,
+    email: Annotated[str, strawberry.argument(description="The address of the person to invite.")],
+    expires_in: Annotated[
+        Duration | None,
+        strawberry.argument(
+            description="How long it stays open: more than nothing and at most P30D. Default: P7D."
+        ),
+    ] = None,
+) -> Invitation:
     """Invite a person by email; open for ``expiresIn`` (default 7 days, at most 30)."""
     lifetime = INVITATION_LIFETIME if expires_in is None else expires_in
     if lifetime <= timedelta(0) or lifetime > LONGEST_INVITATION:

@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -408,7 +409,10 @@ async def _settled(
     )
 
 
-async def import_items(info: Info, input: ImportInput) -> ImportResult:
+async def import_items(
+    info: Info,
+    input: Annotated[ImportInput, strawberry.argument(description="The batch to import.")],
+) -> ImportResult:
     tx: Tx = info.context.tx
     place = await project_to_work_in(tx, input.project_id, "input.projectId")
     source_name = required_text(input.source, "input.source", 500, one_line=True)

@@ -32,7 +32,14 @@ from mneia.storage.item import ItemRecord
 from mneia.vocabulary import ItemOrder, ItemStatus
 
 
-async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None) -> Item | None:
+async def get_item(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The item's id.")],
+    as_of: Annotated[
+        datetime | None,
+        strawberry.argument(description="Read the item as it stood at this moment (R9). Null: now."),
+    ] = None,
+) -> Item | None:
     """The item, or as of a moment the item as it stood then, with everything reached from it (R9)."""
     view = info.context.view(as_of)
     record = await view.loaders.item.load(parse_id(id, "id"))
@@ -41,12 +48,30 @@ async def get_item(info: Info, id: strawberry.ID, as_of: datetime | None = None)
 
 async def list_items(
     info: Info,
-    project_id: strawberry.ID,
-    filter: ItemFilter | None = None,
-    as_of: datetime | None = None,
-    valid_at: datetime | None = None,
-    first: int | None = 50,
-    after: str | None = None,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    filter: Annotated[
+        ItemFilter | None, strawberry.argument(description="Which items. Null: every item you can see.")
+    ] = None,
+    as_of: Annotated[
+        datetime | None,
+        strawberry.argument(
+            description="Read what was believed at this moment: only items asserted by then, each as it"
+            " stood then (R9)."
+        ),
+    ] = None,
+    valid_at: Annotated[
+        datetime | None,
+        strawberry.argument(
+            description="Only items whose validity window (validFrom to validTo) holds this moment (R9)."
+        ),
+    ] = None,
+    first: Annotated[
+        int | None, strawberry.argument(description="How many to return, at most 500. Default: 50.")
+    ] = 50,
+    after: Annotated[
+        str | None,
+        strawberry.argument(description="The endCursor of the page before; null for the first page."),
+    ] = None,
     order_by: Annotated[
         ItemOrder | None,
         strawberry.argument(
@@ -109,7 +134,10 @@ def changed(record: ItemRecord | None, operation: str) -> ItemRecord:
     return record
 
 
-async def confirm_item(info: Info, id: strawberry.ID) -> Item:
+async def confirm_item(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The item to confirm; it must be ACTIVE.")],
+) -> Item:
     record = await visible_item(info, id)
     if record.status != ItemStatus.ACTIVE:
         raise Conflict(f"confirmItem: item is {record.status}; only an ACTIVE item can be confirmed")
@@ -120,7 +148,16 @@ async def confirm_item(info: Info, id: strawberry.ID) -> Item:
     )
 
 
-async def set_load_bearing(info: Info, id: strawberry.ID, load_bearing: bool) -> Item:
+async def set_load_bearing(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The item's id.")],
+    load_bearing: Annotated[
+        bool,
+        strawberry.argument(
+            description="True: the item is load-bearing; false: it is not. Settles any open suggestion."
+        ),
+    ],
+) -> Item:
     record = await visible_item(info, id)
     settled = changed(await item.set_load_bearing(info.context.tx, record.id, load_bearing), "setLoadBearing")
     # Settling it closes any open suggestion (R5).
@@ -135,7 +172,16 @@ async def suggest(info: Info, record: ItemRecord, reason: str | None) -> ItemRec
     return changed(await item.mark_suggested(tx, record.id), "suggestLoadBearing")
 
 
-async def suggest_load_bearing(info: Info, id: strawberry.ID, reason: str | None = None) -> Proposal:
+async def suggest_load_bearing(
+    info: Info,
+    id: Annotated[
+        strawberry.ID,
+        strawberry.argument(description="The item to suggest; not one that is load-bearing already."),
+    ],
+    reason: Annotated[
+        str | None, strawberry.argument(description="Why the work goes wrong without it.")
+    ] = None,
+) -> Proposal:
     record = await visible_item(info, id)
     if record.load_bearing:
         raise Conflict("suggestLoadBearing: the item is already load-bearing")
@@ -145,7 +191,13 @@ async def suggest_load_bearing(info: Info, id: strawberry.ID, reason: str | None
     return Proposal.of(pending, info.context.view())
 
 
-async def retire_item(info: Info, id: strawberry.ID, reason: str) -> Item:
+async def retire_item(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The item to retire; ACTIVE or DISPUTED.")],
+    reason: Annotated[
+        str, strawberry.argument(description="Why it no longer holds; kept as its statusReason.")
+    ],
+) -> Item:
     why = required_text(reason, "reason")
     record = await visible_item(info, id)
     require_changeable(record, "retireItem")
@@ -155,6 +207,9 @@ async def retire_item(info: Info, id: strawberry.ID, reason: str) -> Item:
     )
 
 
-async def verify_item(info: Info, id: strawberry.ID) -> Item:
+async def verify_item(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The item that was checked.")],
+) -> Item:
     record = await visible_item(info, id)
     return Item.of(changed(await item.verify(info.context.tx, record.id), "verifyItem"), info.context.view())

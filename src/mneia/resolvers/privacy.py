@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated
 
 import strawberry
 
@@ -31,7 +32,15 @@ async def _project(tx: Tx, given: strawberry.ID | None, field: str) -> object:
     return found.id
 
 
-async def retention_policies(info: Info, project_id: strawberry.ID | None = None) -> list[RetentionPolicy]:
+async def retention_policies(
+    info: Info,
+    project_id: Annotated[
+        strawberry.ID | None,
+        strawberry.argument(
+            description="Also list this project's own policies. Null: the workspace's defaults only."
+        ),
+    ] = None,
+) -> list[RetentionPolicy]:
     """The policies in force: the workspace's defaults and, with projectId, that project's own."""
     tx = info.context.tx
     key = await _project(tx, project_id, "projectId")
@@ -39,7 +48,10 @@ async def retention_policies(info: Info, project_id: strawberry.ID | None = None
     return [RetentionPolicy.of(record, view) for record in await privacy.policies(tx, key)]  # type: ignore[arg-type]
 
 
-async def set_retention_policy(info: Info, input: RetentionPolicyInput) -> RetentionPolicy:
+async def set_retention_policy(
+    info: Info,
+    input: Annotated[RetentionPolicyInput, strawberry.argument(description="The policy to set.")],
+) -> RetentionPolicy:
     tx = info.context.tx
     key = await _project(tx, input.project_id, "input.projectId")
     statuses = list(dict.fromkeys(ItemStatus(status.value) for status in input.statuses))
@@ -54,7 +66,10 @@ async def set_retention_policy(info: Info, input: RetentionPolicyInput) -> Reten
     return RetentionPolicy.of(record, info.context.view())
 
 
-async def remove_retention_policy(info: Info, id: strawberry.ID) -> RetentionPolicy:
+async def remove_retention_policy(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The policy's id.")],
+) -> RetentionPolicy:
     tx = info.context.tx
     key = parse_id(id, "id")
     if await privacy.policy(tx, key) is None:
@@ -65,7 +80,13 @@ async def remove_retention_policy(info: Info, id: strawberry.ID) -> RetentionPol
     return RetentionPolicy.of(removed, info.context.view())
 
 
-async def redactions_due(info: Info, project_id: strawberry.ID, within: Duration) -> list[RedactionNotice]:
+async def redactions_due(
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    within: Annotated[
+        Duration, strawberry.argument(description="How far ahead of now to look, e.g. P30D; not negative.")
+    ],
+) -> list[RedactionNotice]:
     """What the policies will redact within ``within`` from now (or should have already), soonest first;
     held items are left out: a hold wins (R17)."""
     tx = info.context.tx
@@ -87,7 +108,10 @@ async def redactions_due(info: Info, project_id: strawberry.ID, within: Duration
     ]
 
 
-async def legal_holds(info: Info, project_id: strawberry.ID) -> list[LegalHold]:
+async def legal_holds(
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+) -> list[LegalHold]:
     tx = info.context.tx
     key = await _project(tx, project_id, "projectId")
     view = info.context.view()
@@ -95,7 +119,15 @@ async def legal_holds(info: Info, project_id: strawberry.ID) -> list[LegalHold]:
 
 
 async def place_legal_hold(
-    info: Info, reason: str, project_id: strawberry.ID | None = None, item_id: strawberry.ID | None = None
+    info: Info,
+    reason: Annotated[str, strawberry.argument(description="Why the hold is placed.")],
+    project_id: Annotated[
+        strawberry.ID | None,
+        strawberry.argument(description="The project to hold whole; give this or itemId."),
+    ] = None,
+    item_id: Annotated[
+        strawberry.ID | None, strawberry.argument(description="The item to hold; give this or projectId.")
+    ] = None,
 ) -> LegalHold:
     tx = info.context.tx
     why = required_text(reason, "reason")
@@ -112,7 +144,10 @@ async def place_legal_hold(
     return LegalHold.of(record, info.context.view())
 
 
-async def release_legal_hold(info: Info, id: strawberry.ID) -> LegalHold:
+async def release_legal_hold(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The hold's id.")],
+) -> LegalHold:
     tx = info.context.tx
     key = parse_id(id, "id")
     if await privacy.hold(tx, key) is None:
@@ -123,7 +158,11 @@ async def release_legal_hold(info: Info, id: strawberry.ID) -> LegalHold:
     return LegalHold.of(released, info.context.view())
 
 
-async def erase_actor(info: Info, id: strawberry.ID, reason: str) -> Actor:
+async def erase_actor(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The actor to erase; not yourself.")],
+    reason: Annotated[str, strawberry.argument(description="Why the actor is erased.")],
+) -> Actor:
     """R18: revoke every token, pseudonymise the name, redact PRIVATE items and sessions' free text."""
     tx = info.context.tx
     required_text(reason, "reason")

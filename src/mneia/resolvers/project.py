@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
 import strawberry
 
@@ -37,7 +38,10 @@ def work_in(found: Access | None, given: strawberry.ID, field: str) -> Access:
     return found
 
 
-async def get_project(info: Info, id: strawberry.ID) -> Project | None:
+async def get_project(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+) -> Project | None:
     record = await project.get(info.context.tx, parse_id(id, "id"))
     return Project.of(record) if record else None
 
@@ -46,7 +50,13 @@ async def list_projects(info: Info) -> list[Project]:
     return [Project.of(record) for record in await project.all_visible(info.context.tx)]
 
 
-async def create_project(info: Info, name: str, team_id: strawberry.ID | None = None) -> Project:
+async def create_project(
+    info: Info,
+    name: Annotated[str, strawberry.argument(description="The project's name.")],
+    team_id: Annotated[
+        strawberry.ID | None, strawberry.argument(description="The team the project belongs to; null: none.")
+    ] = None,
+) -> Project:
     context = info.context
     team_key = parse_id(team_id, "teamId") if team_id is not None else None
     if team_key is not None and not await team.by_ids(context.tx, [team_key]):
@@ -55,7 +65,11 @@ async def create_project(info: Info, name: str, team_id: strawberry.ID | None = 
     return Project.of(record)
 
 
-async def add_project_member(info: Info, project_id: strawberry.ID, actor_id: strawberry.ID) -> Project:
+async def add_project_member(
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    actor_id: Annotated[strawberry.ID, strawberry.argument(description="The actor to make a member.")],
+) -> Project:
     context = info.context
     project_key = parse_id(project_id, "projectId")
     actor_key = parse_id(actor_id, "actorId")

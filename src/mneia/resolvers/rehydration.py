@@ -13,6 +13,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from typing import Annotated
+
+import strawberry
 
 from mneia.errors import BadInput, NotFound
 from mneia.rehydration import profile, slice, tokens
@@ -53,7 +56,13 @@ def overrides(quotas: list[KindQuota] | None) -> dict[ItemKind, float]:
     return chosen
 
 
-async def rehydrate(info: Info, input: RehydrateInput) -> Slice:
+async def rehydrate(
+    info: Info,
+    input: Annotated[
+        RehydrateInput,
+        strawberry.argument(description="The project, the task, the token budget and any quotas."),
+    ],
+) -> Slice:
     """The slice for a task: every active load-bearing constraint you can see, what was ruled out
     recently, then the most valuable items per token within the kinds' quotas."""
     project_key = parse_id(input.project_id, "input.projectId")

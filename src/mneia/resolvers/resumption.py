@@ -14,6 +14,10 @@ slice for the task and budget.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import strawberry
+
 from mneia.rehydration import handoff as text
 from mneia.rehydration import tokens
 from mneia.resolvers.context import Info
@@ -24,7 +28,12 @@ from mneia.schema.handoff import ResumeInput, Resumption
 from mneia.storage import handoff
 
 
-async def resume(info: Info, input: ResumeInput) -> Resumption:
+async def resume(
+    info: Info,
+    input: Annotated[
+        ResumeInput, strawberry.argument(description="The project, the new task and the token budget.")
+    ],
+) -> Resumption:
     """The newest handoff you can see, then a slice for the task in what it left of the budget."""
     context = info.context
     project_key = parse_id(input.project_id, "input.projectId")

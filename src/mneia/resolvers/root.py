@@ -58,20 +58,43 @@ def human_only(resolver: Any) -> Any:
     return strawberry.mutation(resolver=resolver, description=HUMAN_ONLY, extensions=permission.human_only())
 
 
-@strawberry.type
+@strawberry.type(
+    description="What a client reads. Every read sees only what the caller's workspace and scopes allow:"
+    " what it may not see is NOT_FOUND or absent, never FORBIDDEN."
+)
 class Query:
-    me: Actor = strawberry.field(resolver=actor_resolvers.me)
-    workspace: Workspace = strawberry.field(resolver=workspace_resolvers.current_workspace)
-    project: Project | None = strawberry.field(resolver=project_resolvers.get_project)
-    projects: list[Project] = strawberry.field(resolver=project_resolvers.list_projects)
-    session: Session | None = strawberry.field(resolver=session_resolvers.get_session)
+    me: Actor = strawberry.field(
+        resolver=actor_resolvers.me, description="The actor your bearer token identifies."
+    )
+    workspace: Workspace = strawberry.field(
+        resolver=workspace_resolvers.current_workspace, description="The workspace you are in."
+    )
+    project: Project | None = strawberry.field(
+        resolver=project_resolvers.get_project,
+        description="A project by id; null when there is none in your workspace.",
+    )
+    projects: list[Project] = strawberry.field(
+        resolver=project_resolvers.list_projects, description="The projects of your workspace."
+    )
+    session: Session | None = strawberry.field(
+        resolver=session_resolvers.get_session,
+        description="A session by id; null when there is none you can see.",
+    )
     sessions: SessionPage = strawberry.field(
         resolver=session_resolvers.list_sessions,
         description="A project's sessions, newest first; with externalId, those a client knows by its own"
         " session id (an imported transcript's, a hook's).",
     )
-    item: Item | None = strawberry.field(resolver=item_resolvers.get_item)
-    items: ItemPage = strawberry.field(resolver=item_resolvers.list_items)
+    item: Item | None = strawberry.field(
+        resolver=item_resolvers.get_item,
+        description="An item by id, or with asOf the item as it stood then, with everything reached from"
+        " it (R9); null when there is none you can see.",
+    )
+    items: ItemPage = strawberry.field(
+        resolver=item_resolvers.list_items,
+        description="A page of the project's items you can see: filtered, ordered, and read now or as"
+        " believed at asOf (R9).",
+    )
     events: ItemEventPage = strawberry.field(
         resolver=event_resolvers.list_events,
         description="The log of the project's items you can see, newest first, across items: who changed"
@@ -83,7 +106,10 @@ class Query:
         " load-bearing constraint you can see, what was ruled out recently, then the most valuable items"
         " per token within each kind's quota.",
     )
-    handoff: Handoff | None = strawberry.field(resolver=handoff_resolvers.get_handoff)
+    handoff: Handoff | None = strawberry.field(
+        resolver=handoff_resolvers.get_handoff,
+        description="A handoff by id, as you may see it; null when there is none you can see.",
+    )
     handoffs: HandoffPage = strawberry.field(
         resolver=handoff_resolvers.list_handoffs,
         description="A project's handoffs you can see, newest first (at most 100 a page).",
@@ -136,7 +162,9 @@ class Query:
     )
 
 
-@strawberry.type
+@strawberry.type(
+    description="What a client writes. Each mutation is one transaction: one refused writes nothing."
+)
 class Mutation:
     create_team: Team = human_only(team_resolvers.create_team)
     create_project: Project = human_only(project_resolvers.create_project)
@@ -149,9 +177,20 @@ class Mutation:
         resolver=token_resolvers.revoke_token,
         description="Revoke a token: an actor its own, a human also those of the actors it created.",
     )
-    start_session: Session = strawberry.mutation(resolver=session_resolvers.start_session)
-    end_session: Session = strawberry.mutation(resolver=session_resolvers.end_session)
-    assert_item: Item = strawberry.mutation(resolver=assertion_resolvers.assert_item)
+    start_session: Session = strawberry.mutation(
+        resolver=session_resolvers.start_session,
+        description="Start a session in a project you are a member of, recording the client's provenance"
+        " (R13); what the client does not give is listed as missing, never guessed.",
+    )
+    end_session: Session = strawberry.mutation(
+        resolver=session_resolvers.end_session,
+        description="End a session without a handoff. Only its actor or a human may end it.",
+    )
+    assert_item: Item = strawberry.mutation(
+        resolver=assertion_resolvers.assert_item,
+        description="Assert one item. A human's is human-confirmed, an agent's agent-asserted. With"
+        " contradicts naming an ACTIVE item, it is stored DISPUTED and a dispute opens (R8).",
+    )
     assert_items: list[Item] = strawberry.mutation(
         resolver=assertion_resolvers.assert_items,
         description="Assert up to 1,000 items in one request and one transaction, each exactly as"
@@ -160,18 +199,30 @@ class Mutation:
     )
     confirm_item: Item = human_only(item_resolvers.confirm_item)
     set_load_bearing: Item = human_only(item_resolvers.set_load_bearing)
-    suggest_load_bearing: Proposal = strawberry.mutation(resolver=item_resolvers.suggest_load_bearing)
+    suggest_load_bearing: Proposal = strawberry.mutation(
+        resolver=item_resolvers.suggest_load_bearing,
+        description="Suggest that an item is load-bearing: a LOAD_BEARING proposal for a human to decide"
+        " (R5): loadBearingSuggested becomes true, loadBearing waits for that human.",
+    )
     retire_item: Item = strawberry.mutation(
         resolver=item_resolvers.retire_item,
         description="Retire an item. Retiring a human-confirmed item is for humans only.",
     )
-    verify_item: Item = strawberry.mutation(resolver=item_resolvers.verify_item)
+    verify_item: Item = strawberry.mutation(
+        resolver=item_resolvers.verify_item,
+        description="Record that somebody checked the item and it still holds: sets lastVerifiedAt, so"
+        " it is fresh again (R10).",
+    )
     supersede_item: SupersedeResult = strawberry.mutation(
         resolver=supersession_resolvers.supersede_item,
         description="Replace an item. An agent replacing a human-confirmed item gets PendingConfirmation.",
     )
     decide_proposal: Proposal = human_only(supersession_resolvers.decide_proposal)
-    dispute_item: Dispute = strawberry.mutation(resolver=dispute_resolvers.dispute_item)
+    dispute_item: Dispute = strawberry.mutation(
+        resolver=dispute_resolvers.dispute_item,
+        description="Open a dispute: the item id contradicts the ACTIVE item contestedId. The first"
+        " becomes DISPUTED, the contested item is untouched, and only a human resolves it (R8).",
+    )
     resolve_dispute: Dispute = human_only(dispute_resolvers.resolve_dispute)
     set_retention_policy: RetentionPolicy = human_only(privacy_resolvers.set_retention_policy)
     remove_retention_policy: RetentionPolicy = human_only(privacy_resolvers.remove_retention_policy)
@@ -191,7 +242,9 @@ class Mutation:
     )
 
 
-@strawberry.type
+@strawberry.type(
+    description="Notifications over graphql-transport-ws, only of projects the subscriber can see (R15)."
+)
 class Subscription:
     dispute_raised: AsyncGenerator[Dispute, None] = strawberry.subscription(
         resolver=subscription_resolvers.dispute_raised,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from mneia.errors import Forbidden, NotFound
@@ -13,12 +15,21 @@ from mneia.schema.session import ClientInput, Session, SessionPage, StartSession
 from mneia.storage import project, session
 
 
-async def get_session(info: Info, id: strawberry.ID) -> Session | None:
+async def get_session(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The session's id.")],
+) -> Session | None:
     record = await session.get(info.context.tx, parse_id(id, "id"))
     return Session.of(record) if record else None
 
 
-async def start_session(info: Info, input: StartSessionInput) -> Session:
+async def start_session(
+    info: Info,
+    input: Annotated[
+        StartSessionInput,
+        strawberry.argument(description="The project, the task and the client's provenance."),
+    ],
+) -> Session:
     context = info.context
     project_key = (await project_to_work_in(context.tx, input.project_id, "input.projectId")).project.id
     client = input.client or ClientInput()
@@ -34,7 +45,10 @@ async def start_session(info: Info, input: StartSessionInput) -> Session:
     return Session.of(record)
 
 
-async def end_session(info: Info, id: strawberry.ID) -> Session:
+async def end_session(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The session's id.")],
+) -> Session:
     context = info.context
     key = parse_id(id, "id")
     if await session.get(context.tx, key) is None:
@@ -48,10 +62,18 @@ async def end_session(info: Info, id: strawberry.ID) -> Session:
 
 async def list_sessions(
     info: Info,
-    project_id: strawberry.ID,
-    external_id: str | None = None,
-    first: int | None = 50,
-    after: str | None = None,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    external_id: Annotated[
+        str | None,
+        strawberry.argument(description="Only the sessions the client knows by this session id of its own."),
+    ] = None,
+    first: Annotated[
+        int | None, strawberry.argument(description="How many to return, at most 500. Default: 50.")
+    ] = 50,
+    after: Annotated[
+        str | None,
+        strawberry.argument(description="The endCursor of the page before; null for the first page."),
+    ] = None,
 ) -> SessionPage:
     """A project's sessions, newest first; with externalId, the ones a client knows by that id."""
     tx = info.context.tx

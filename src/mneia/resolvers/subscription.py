@@ -32,7 +32,7 @@ import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 import strawberry
 
@@ -264,7 +264,11 @@ async def _catch_up(
 
 
 async def dispute_raised(
-    info: Info, project_id: strawberry.ID | None = None
+    info: Info,
+    project_id: Annotated[
+        strawberry.ID | None,
+        strawberry.argument(description="Only this project's. Null: every project you can see."),
+    ] = None,
 ) -> AsyncGenerator[Dispute, None]:
     announced = _announced(info.context, notification.DISPUTE, project_id, dispute.ANNOUNCED, dispute.since)
     async for record in announced:
@@ -272,7 +276,11 @@ async def dispute_raised(
 
 
 async def proposal_raised(
-    info: Info, project_id: strawberry.ID | None = None
+    info: Info,
+    project_id: Annotated[
+        strawberry.ID | None,
+        strawberry.argument(description="Only this project's. Null: every project you can see."),
+    ] = None,
 ) -> AsyncGenerator[Proposal, None]:
     announced = _announced(
         info.context, notification.PROPOSAL, project_id, proposal.ANNOUNCED, proposal.since

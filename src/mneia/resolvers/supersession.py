@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Annotated
 
 import strawberry
 
@@ -104,7 +105,10 @@ async def write_supersession(
     return Replaced(previous, replacement)
 
 
-async def supersede_item(info: Info, input: SupersedeInput) -> SupersedeResult:
+async def supersede_item(
+    info: Info,
+    input: Annotated[SupersedeInput, strawberry.argument(description="The target, its replacement and why.")],
+) -> SupersedeResult:
     view = info.context.view()
     done = await write_supersession(info, input, "input")
     if isinstance(done, Replaced):
@@ -137,7 +141,18 @@ async def _settle_load_bearing(tx: Tx, pending: ProposalRecord, accept: bool) ->
     return None
 
 
-async def decide_proposal(info: Info, id: strawberry.ID, accept: bool, note: str | None = None) -> Proposal:
+async def decide_proposal(
+    info: Info,
+    id: Annotated[strawberry.ID, strawberry.argument(description="The proposal; it must be PENDING.")],
+    accept: Annotated[
+        bool,
+        strawberry.argument(
+            description="True: make the change it proposes (write the replacement, or make the item"
+            " load-bearing); false: reject it and change nothing."
+        ),
+    ],
+    note: Annotated[str | None, strawberry.argument(description="Why, kept as its decisionNote.")] = None,
+) -> Proposal:
     context = info.context
     tx = context.tx
     key = parse_id(id, "id")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from mneia.errors import NotFound
@@ -12,7 +14,17 @@ from mneia.schema.team import Team
 from mneia.storage import actor, team
 
 
-async def create_team(info: Info, name: str, function: str) -> Team:
+async def create_team(
+    info: Info,
+    name: Annotated[str, strawberry.argument(description="The team's name.")],
+    function: Annotated[
+        str,
+        strawberry.argument(
+            description="What the team does, e.g. backend or support: it picks the rehydration profile of"
+            " the team's projects."
+        ),
+    ],
+) -> Team:
     context = info.context
     record = await team.create(
         context.tx, name_text(name), required_text(function, "function", 500, one_line=True)
@@ -21,7 +33,14 @@ async def create_team(info: Info, name: str, function: str) -> Team:
     return Team.of(record)
 
 
-async def add_team_member(info: Info, team_id: strawberry.ID, actor_id: strawberry.ID) -> Team:
+async def add_team_member(
+    info: Info,
+    team_id: Annotated[strawberry.ID, strawberry.argument(description="The team's id.")],
+    actor_id: Annotated[
+        strawberry.ID,
+        strawberry.argument(description="The actor to add: it works in every project of the team."),
+    ],
+) -> Team:
     context = info.context
     team_key = parse_id(team_id, "teamId")
     actor_key = parse_id(actor_id, "actorId")

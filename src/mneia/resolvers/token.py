@@ -9,6 +9,7 @@ a token outside them is NOT_FOUND, as anything else out of scope.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -67,7 +68,13 @@ async def _bounded(
     return expires_at, expires_in
 
 
-async def list_tokens(info: Info, actor_id: strawberry.ID | None = None) -> list[Token]:
+async def list_tokens(
+    info: Info,
+    actor_id: Annotated[
+        strawberry.ID | None,
+        strawberry.argument(description="Only this actor's tokens; null: every token you may see."),
+    ] = None,
+) -> list[Token]:
     """The tokens you may see, newest first: yours, and a human's also those of the actors it created."""
     actor_ids = [parse_id(actor_id, "actorId")] if actor_id is not None else None
     return [Token.of(record) for record in await token.visible(info.context.tx, actor_ids)]
@@ -84,9 +91,24 @@ async def current_token(info: Info) -> Token:
 
 async def create_token(
     info: Info,
-    actor_id: strawberry.ID,
-    expires_at: datetime | None = None,
-    expires_in: Duration | None = None,
+    actor_id: Annotated[
+        strawberry.ID,
+        strawberry.argument(description="The actor the new token authenticates; not an erased one."),
+    ],
+    expires_at: Annotated[
+        datetime | None,
+        strawberry.argument(
+            description="When the new token stops authenticating; give this or expiresIn. It may not"
+            " outlast the token making the request; given neither, the new token expires with that one (or"
+            " never)."
+        ),
+    ] = None,
+    expires_in: Annotated[
+        Duration | None,
+        strawberry.argument(
+            description="How long the new token authenticates, e.g. P90D; give this or expiresAt."
+        ),
+    ] = None,
 ) -> ActorWithToken:
     context = info.context
     holder = await actor.get(context.tx, parse_id(actor_id, "actorId"))
@@ -97,7 +119,12 @@ async def create_token(
     return await issue(context, holder, expires_at, expires_in)
 
 
-async def revoke_token(info: Info, id: strawberry.ID) -> Token:  # noqa: A002 - the contract's name
+async def revoke_token(
+    info: Info,
+    id: Annotated[
+        strawberry.ID, strawberry.argument(description="The token's id (Token.id), never its secret.")
+    ],
+) -> Token:  # noqa: A002 - the contract's name
     """Revoke a token you may see, now; revoking a revoked token changes nothing."""
     context = info.context
     record = await token.revoke(context.tx, parse_id(id, "id"))

@@ -10,10 +10,13 @@ from mneia.storage.actor import ActorRecord
 from mneia.storage.workspace import WorkspaceRecord
 
 
-@strawberry.type
+@strawberry.type(
+    description="The tenant: one company. Every row belongs to one workspace, and no workspace reads"
+    " another's (R1)."
+)
 class Workspace:
-    id: strawberry.ID
-    name: str
+    id: strawberry.ID = strawberry.field(description="The workspace's id.")
+    name: str = strawberry.field(description="The workspace's name.")
     region: str = strawberry.field(
         description="Where this server keeps the workspace's data (MNEIA_REGION); the same for every"
         " workspace of one server."
@@ -24,11 +27,13 @@ class Workspace:
         return cls(id=strawberry.ID(str(record.id)), name=record.name, region=region)
 
 
-@strawberry.type
+@strawberry.type(
+    description="A person or an agent inside one workspace. The same person in two workspaces is two actors."
+)
 class Actor:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The actor's id.")
     kind: ActorKind = strawberry.field(description="Read from the actor's record, never from the caller.")
-    name: str
+    name: str = strawberry.field(description="The actor's name; a pseudonym once the actor is erased.")
     erased: bool = strawberry.field(
         description="Erased by a human (R18): its name is a pseudonym and it never authenticates again."
     )

@@ -28,14 +28,14 @@ if TYPE_CHECKING:
     description="One change of an item, written by the database when it happened, never by a client."
 )
 class ItemEvent:
-    id: strawberry.ID
-    kind: ItemEventKind
+    id: strawberry.ID = strawberry.field(description="The event's id.")
+    kind: ItemEventKind = strawberry.field(description="What the event records.")
     at: datetime = strawberry.field(
         description="The database's time of the change (its transaction's); events of one instant are listed "
         "in the order they happened."
     )
     from_status: ItemStatus | None = strawberry.field(description="Null for the assertion.")
-    to_status: ItemStatus
+    to_status: ItemStatus = strawberry.field(description="The item's status after this change.")
     load_bearing: bool = strawberry.field(description="Whether the item was load-bearing after this change.")
     confirmed: bool = strawberry.field(
         description="Whether a human had confirmed the item after this change."

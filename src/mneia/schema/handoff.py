@@ -28,12 +28,15 @@ from mneia.schema.supersession import SupersedeInput, SupersessionNote
     " its replacements as supersedeItem makes them, then the session ends and the handoff is stored."
 )
 class CheckpointInput:
-    session_id: strawberry.ID
+    session_id: strawberry.ID = strawberry.field(
+        description="The session to end; an ended session is CONFLICT, except for a retry with the same"
+        " idempotencyKey."
+    )
     summary: str = strawberry.field(
         description="What was being done and where it stopped; at most 4,000 characters."
     )
-    next_steps: list[str] | None = None
-    open_questions: list[str] | None = None
+    next_steps: list[str] | None = strawberry.field(default=None, description="What to do next, in order.")
+    open_questions: list[str] | None = strawberry.field(default=None, description="What is still unanswered.")
     items: list[AssertItemInput] | None = strawberry.field(
         default=None,
         description="Asserted as assertItem would, tied to the session (sessionId may be omitted; any other"
@@ -61,14 +64,16 @@ class CheckpointInput:
     " the items, proposals and disputes it names that the reader may see, as they are now."
 )
 class Handoff:
-    id: strawberry.ID
-    session: Session
-    project: Project
-    created_by: Actor
-    created_at: datetime
-    summary: str
-    next_steps: list[str]
-    open_questions: list[str]
+    id: strawberry.ID = strawberry.field(description="The handoff's id.")
+    session: Session = strawberry.field(description="The session it ended.")
+    project: Project = strawberry.field(description="The project of that session.")
+    created_by: Actor = strawberry.field(description="The actor who made the checkpoint.")
+    created_at: datetime = strawberry.field(description="When the checkpoint was made.")
+    summary: str = strawberry.field(description="What was being done and where it stopped.")
+    next_steps: list[str] = strawberry.field(
+        description="What to do next, in order, as the checkpoint listed it."
+    )
+    open_questions: list[str] = strawberry.field(description="What was still unanswered at the checkpoint.")
     items_asserted: list[Item] = strawberry.field(
         description="The items asserted in the session (the checkpoint's and earlier ones), oldest first."
     )
@@ -90,7 +95,9 @@ class Handoff:
     )
     tokens: int = strawberry.field(description="Tokens of rendered, counted with encoding.")
     encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
-    idempotency_key: str | None
+    idempotency_key: str | None = strawberry.field(
+        description="The key the checkpoint was made with; null when it had none."
+    )
     draft: bool = strawberry.field(
         description="The summary was written by the client's model at compaction (agent-asserted), not in"
         " a checkpoint call."
@@ -101,14 +108,16 @@ class Handoff:
 
 @strawberry.type(description="A page of a project's handoffs, newest first.")
 class HandoffPage:
-    nodes: list[Handoff]
-    page_info: PageInfo
+    nodes: list[Handoff] = strawberry.field(description="The handoffs of this page, newest first.")
+    page_info: PageInfo = strawberry.field(
+        description="Whether another page follows, and the cursor to ask for it."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="The project, the new task and the token budget to resume with.")
 class ResumeInput:
-    project_id: strawberry.ID
-    task: str
+    project_id: strawberry.ID = strawberry.field(description="The project to resume work in.")
+    task: str = strawberry.field(description="The task about to start; the slice is chosen for it.")
     token_budget: int = strawberry.field(
         description="Tokens (cl100k_base) the handoff and the slice together may use; at least 1."
     )
@@ -127,10 +136,10 @@ class Resumption:
         description="The handoff's rendered, a heading naming the task, then the slice's; the slice's alone"
         " when there is no handoff."
     )
-    token_budget: int
+    token_budget: int = strawberry.field(description="The budget asked for.")
     tokens_used: int = strawberry.field(description="Tokens of rendered.")
     over_budget: bool = strawberry.field(
         description="Only the handoff and the guaranteed constraints may push it over: then the slice holds"
         " nothing else."
     )
-    encoding: str
+    encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")

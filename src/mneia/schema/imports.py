@@ -29,7 +29,7 @@ class ImportOrigin(Enum):
 
 @strawberry.enum(description="What an import did with one key.")
 class ImportAction(Enum):
-    ASSERTED = "ASSERTED"
+    ASSERTED = strawberry.enum_value("ASSERTED", description="It was written as a new item.")
     SUPERSEDED = strawberry.enum_value(
         "SUPERSEDED", description="It replaced an earlier item (an edited rule, a superseding ADR)."
     )
@@ -49,41 +49,59 @@ class ImportAction(Enum):
 
 @strawberry.input(description="The session a transcript records; found again by client tool and externalId.")
 class ImportSessionInput:
-    client: ClientInput
-    external_id: str | None = None
-    deep_link: str | None = None
-    task: str | None = None
+    client: ClientInput = strawberry.field(description="The tool whose transcript it is.")
+    external_id: str | None = strawberry.field(
+        default=None,
+        description="The client's own session id; with the client's tool it finds the session again on the"
+        " next import.",
+    )
+    deep_link: str | None = strawberry.field(
+        default=None, description="A link or resume command back to the original conversation."
+    )
+    task: str | None = strawberry.field(default=None, description="What the session set out to do.")
     started_at: datetime | None = strawberry.field(
         default=None, description="When the transcript says the session started."
     )
     ended_at: datetime | None = strawberry.field(default=None, description="The transcript's last time.")
 
 
-@strawberry.input
+@strawberry.input(description="One keyed item of an import.")
 class ImportItemInput:
     key: str = strawberry.field(
         description="The source's own identity for it (a tool-call id, an ADR's path, a rule's text), unique"
         " in the project: importing a key again writes nothing unless its content changed."
     )
-    kind: ItemKind
-    statement: str
-    details: str | None = None
-    basis: str | None = None
-    confidence: float | None = None
-    scope: Scope | None = Scope.PROJECT
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    decay_after: Duration | None = None
+    kind: ItemKind = strawberry.field(description="What the item is.")
+    statement: str = strawberry.field(description="The claim itself; not empty.")
+    details: str | None = strawberry.field(default=None, description="More text behind the statement.")
+    basis: str | None = strawberry.field(default=None, description="On what basis it is asserted.")
+    confidence: float | None = strawberry.field(default=None, description="The extractor's confidence, 0..1.")
+    scope: Scope | None = strawberry.field(
+        default=Scope.PROJECT, description="Who may see it (R2). Default: PROJECT."
+    )
+    valid_from: datetime | None = strawberry.field(
+        default=None, description="When it started to be true of the project."
+    )
+    valid_to: datetime | None = strawberry.field(
+        default=None, description="When it stopped being true of the project; not before validFrom."
+    )
+    decay_after: Duration | None = strawberry.field(
+        default=None, description="How long after it was last checked it goes stale. Null: never."
+    )
     said_at: datetime | None = strawberry.field(
         default=None, description="When the source said it; not after now."
     )
-    suggest_load_bearing: bool | None = False
+    suggest_load_bearing: bool | None = strawberry.field(
+        default=False, description="True: suggest that it is load-bearing, for a human to settle (R5)."
+    )
     supersedes_key: str | None = strawberry.field(
         default=None,
         description="What it replaces: the key of an item imported before or earlier in this batch, or"
         ' "id:" and an item\'s id.',
     )
-    supersession_reason: str | None = None
+    supersession_reason: str | None = strawberry.field(
+        default=None, description="Why it replaces the item supersedesKey names."
+    )
     retired_reason: str | None = strawberry.field(
         default=None, description="Import it RETIRED, for this reason (a rejected or deprecated ADR)."
     )
@@ -92,11 +110,15 @@ class ImportItemInput:
     )
 
 
-@strawberry.input
+@strawberry.input(description="A batch of keyed items from one source, as mneia import sends it.")
 class ImportInput:
-    project_id: strawberry.ID
+    project_id: strawberry.ID = strawberry.field(
+        description="The project to import into; you must be a member of it."
+    )
     source: str = strawberry.field(description='What was read, as the importer names it (e.g. "CLAUDE.md").')
-    origin: ImportOrigin
+    origin: ImportOrigin = strawberry.field(
+        description="Where the words come from, which decides the authority they carry."
+    )
     items: list[ImportItemInput] = strawberry.field(description="At most 500 per request.")
     session: ImportSessionInput | None = strawberry.field(
         default=None, description="The transcript's session: its items are asserted in it."
@@ -107,7 +129,11 @@ class ImportInput:
         " is the whole document: an earlier item of it that is not in items was edited (paired by place"
         " with a new one, which supersedes it) or removed (retired).",
     )
-    complete: bool | None = False
+    complete: bool | None = strawberry.field(
+        default=False,
+        description="True: items is the whole document, so an earlier item of it not in items was edited or"
+        " removed.",
+    )
     edit_reason: str | None = strawberry.field(
         default=None, description='Why an edited item is superseded (default: "edited in SOURCE").'
     )
@@ -116,20 +142,28 @@ class ImportInput:
     )
 
 
-@strawberry.type
+@strawberry.type(description="What an import did with one key.")
 class ImportWrite:
-    key: str
-    action: ImportAction
+    key: str = strawberry.field(description="The key, as given.")
+    action: ImportAction = strawberry.field(description="What was done with it.")
     item: Item | None = strawberry.field(description="The item written or changed, as you may see it.")
-    proposal: Proposal | None = None
-    note: str | None = None
+    proposal: Proposal | None = strawberry.field(
+        default=None, description="The proposal that waits for a human, when action is PROPOSED."
+    )
+    note: str | None = strawberry.field(
+        default=None, description="Why, when nothing was applied (SKIPPED) or more needs saying."
+    )
 
 
-@strawberry.type
+@strawberry.type(description="What an import wrote, key by key.")
 class ImportResult:
-    session: Session | None
+    session: Session | None = strawberry.field(
+        description="The transcript's session; null when the import had none."
+    )
     writes: list[ImportWrite] = strawberry.field(
         description="One per key given, in order, and one per earlier item of a complete document removed."
     )
     written: int = strawberry.field(description="How many keys wrote something.")
-    unchanged: int
+    unchanged: int = strawberry.field(
+        description="How many keys were imported before as they are, so wrote nothing."
+    )

@@ -18,10 +18,10 @@ from mneia.storage.invitation import InvitationRecord
 )
 class Invitation:
     record: strawberry.Private[InvitationRecord]
-    id: strawberry.ID
-    email: str
-    created_at: datetime
-    expires_at: datetime
+    id: strawberry.ID = strawberry.field(description="The invitation's id.")
+    email: str = strawberry.field(description="The address the person was invited at.")
+    created_at: datetime = strawberry.field(description="When it was made.")
+    expires_at: datetime = strawberry.field(description="From then on no sign-in accepts it.")
     accepted_at: datetime | None = strawberry.field(description="When a sign-in accepted it; null: not yet.")
 
     @classmethod

@@ -35,21 +35,29 @@ if TYPE_CHECKING:
 AGENT_OUTSIDE_SESSION = "session"
 
 
-@strawberry.type
+@strawberry.type(description="A human's confirmation of an item: who confirmed it and when.")
 class Confirmation:
-    by: Actor
-    at: datetime
+    by: Actor = strawberry.field(description="The human who confirmed it.")
+    at: datetime = strawberry.field(description="When they confirmed it.")
 
 
 @strawberry.type(description="Who asserted an item, when, on what basis, from which session of which client.")
 class Provenance:
     """Built whole from the asserter and the session, so its fields are plain values."""
 
-    asserted_by: Actor
-    actor_kind: ActorKind
-    asserted_at: datetime
-    basis: str | None
-    session: Session | None
+    asserted_by: Actor = strawberry.field(description="The actor who asserted the item.")
+    actor_kind: ActorKind = strawberry.field(
+        description="Whether a human or an agent asserted it, read from the asserter's record."
+    )
+    asserted_at: datetime = strawberry.field(
+        description="When Mneia recorded the assertion (the server's time)."
+    )
+    basis: str | None = strawberry.field(
+        description="On what basis it was asserted, in the asserter's words; null when none was given."
+    )
+    session: Session | None = strawberry.field(
+        description="The session it was asserted in; null when it was asserted outside any session."
+    )
     partial: bool = strawberry.field(
         description="True when any part of the chain item→session→client is missing."
     )
@@ -91,21 +99,36 @@ class Provenance:
     " moment: its state, authority, chain, disputes, proposals, events and freshness then."
 )
 class Item:
-    id: strawberry.ID
-    kind: ItemKind
-    statement: str
-    details: str | None
+    id: strawberry.ID = strawberry.field(description="The item's id.")
+    kind: ItemKind = strawberry.field(description="What the item is; decides how rehydration treats it.")
+    statement: str = strawberry.field(description="The claim itself. Blank once the item is redacted.")
+    details: str | None = strawberry.field(
+        description="More text behind the statement; null when none was given."
+    )
     load_bearing: bool = strawberry.field(description="Settled by a human only.")
     load_bearing_suggested: bool = strawberry.field(description="An agent's suggestion awaiting a human.")
     confidence: float | None = strawberry.field(description="Extractor confidence, 0..1.")
-    status: ItemStatus
-    authority: Authority
-    scope: Scope
-    asserted_at: datetime
-    valid_from: datetime | None
-    valid_to: datetime | None
+    status: ItemStatus = strawberry.field(
+        description="Where the item stands: active, superseded, disputed or retired."
+    )
+    authority: Authority = strawberry.field(
+        description="How far the item can be trusted: human-confirmed, agent-asserted or disputed (R4)."
+    )
+    scope: Scope = strawberry.field(description="Who may see the item (R2).")
+    asserted_at: datetime = strawberry.field(
+        description="When Mneia recorded the assertion (the server's time); provenance.saidAt holds the"
+        " source's own time where an import knows it."
+    )
+    valid_from: datetime | None = strawberry.field(
+        description="When the item started to be true of the project; null when not given."
+    )
+    valid_to: datetime | None = strawberry.field(
+        description="When the item stopped being true of the project; null when it still is, or not given."
+    )
     decay_after: Duration | None = strawberry.field(description="Null: never goes stale.")
-    last_verified_at: datetime | None
+    last_verified_at: datetime | None = strawberry.field(
+        description="When somebody last checked that it still holds (verifyItem); null: never."
+    )
     record: strawberry.Private[ItemRecord]
     view: strawberry.Private[View]
     """The read this item belongs to: every field below loads and judges through it (schema.reading)."""
@@ -139,11 +162,13 @@ class Item:
         looked_up: Any = _hidden_links(self.view.loaders, record)  # graphql-core awaits it
         return looked_up
 
-    @strawberry.field
+    @strawberry.field(description="The project the item belongs to.")
     def project(self) -> Project:
         return now_or_later(self.view.loaders.project.load(self.record.project_id), Project.of)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Who asserted the item, when, on what basis, and from which session of which client."
+    )
     def provenance(self) -> Provenance:
         loaders, record = self.view.loaders, self.record
         asserter = loaders.actor.load(record.asserted_by)
@@ -181,14 +206,18 @@ class Item:
     def freshness(self) -> float:
         return self.record.freshness_at(self.view.now)
 
-    @strawberry.field
+    @strawberry.field(
+        description="The item this one replaced; null when it replaced nothing, or an item you cannot see."
+    )
     async def supersedes(self) -> Item | None:
         if self.record.supersedes_id is None:
             return None
         record = await self.view.loaders.item.load(self.record.supersedes_id)
         return Item.of(record, self.view) if record else None
 
-    @strawberry.field
+    @strawberry.field(
+        description="The item that replaced this one; null when none did, or an item you cannot see."
+    )
     async def superseded_by(self) -> Item | None:
         record = await self.view.loaders.successor.load(self.record.id)
         return Item.of(record, self.view) if record else None
@@ -225,7 +254,7 @@ class Item:
     def redacted(self) -> bool:
         return self.record.redacted_at is not None
 
-    @strawberry.field
+    @strawberry.field(description="When its text was blanked; null when it is not redacted.")
     def redacted_at(self) -> datetime | None:
         return self.record.redacted_at
 
@@ -269,10 +298,12 @@ async def _hidden_links(loaders: Any, record: ItemRecord) -> list[str]:
     return hidden
 
 
-@strawberry.type
+@strawberry.type(description="A page of a project's items, and how many match on every page together.")
 class ItemPage:
-    nodes: list[Item]
-    page_info: PageInfo
+    nodes: list[Item] = strawberry.field(description="The items of this page.")
+    page_info: PageInfo = strawberry.field(
+        description="Whether another page follows, and the cursor to ask for it."
+    )
     counter: strawberry.Private[Callable[[], Awaitable[Count]]]
 
     @strawberry.field(
@@ -294,8 +325,10 @@ class ItemPage:
 
 @strawberry.type(description="A page of events of a project's items, newest first.")
 class ItemEventPage:
-    nodes: list[ItemEvent]
-    page_info: PageInfo
+    nodes: list[ItemEvent] = strawberry.field(description="The events of this page, newest first.")
+    page_info: PageInfo = strawberry.field(
+        description="Whether another page follows, and the cursor to ask for it."
+    )
     counter: strawberry.Private[Callable[[], Awaitable[Count]]]
 
     @strawberry.field(
@@ -310,11 +343,17 @@ class ItemEventPage:
         return (await self.counter()).exact
 
 
-@strawberry.input
+@strawberry.input(
+    description="Which items to list. Every condition given must hold; one not given holds for every item."
+)
 class ItemFilter:
-    kinds: list[ItemKind] | None = None
+    kinds: list[ItemKind] | None = strawberry.field(
+        default=None, description="Items of one of these kinds. Default: every kind."
+    )
     statuses: list[ItemStatus] | None = strawberry.field(default=None, description="Default: every status.")
-    load_bearing: bool | None = None
+    load_bearing: bool | None = strawberry.field(
+        default=None, description="True: only load-bearing items; false: only the others. Default: both."
+    )
     text: str | None = strawberry.field(
         default=None,
         description='Words to find in the statement or details, in web-search syntax ("a phrase",'
@@ -335,23 +374,46 @@ class ItemFilter:
 
 
 @flat
-@strawberry.input
+@strawberry.input(
+    description="A new item. A human's assertion is human-confirmed; an agent's stays agent-asserted until"
+    " a human confirms it."
+)
 class AssertItemInput:
-    project_id: strawberry.ID
-    kind: ItemKind
-    statement: str
-    details: str | None = None
-    basis: str | None = None
-    session_id: strawberry.ID | None = None
-    confidence: float | None = None
-    scope: Scope | None = Scope.PROJECT
+    project_id: strawberry.ID = strawberry.field(
+        description="The project the item belongs to; you must be a member of it."
+    )
+    kind: ItemKind = strawberry.field(description="What the item is.")
+    statement: str = strawberry.field(description="The claim itself; not empty.")
+    details: str | None = strawberry.field(default=None, description="More text behind the statement.")
+    basis: str | None = strawberry.field(
+        default=None, description="On what basis it is asserted, e.g. a test run or a conversation."
+    )
+    session_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="The session it comes from. An agent's item asserted outside any session has partial"
+        " provenance (R13).",
+    )
+    confidence: float | None = strawberry.field(default=None, description="The extractor's confidence, 0..1.")
+    scope: Scope | None = strawberry.field(
+        default=Scope.PROJECT, description="Who may see it (R2). Default: PROJECT."
+    )
     grant_actor_ids: list[strawberry.ID] | None = strawberry.field(
         default=None, description="With scope GRANTS."
     )
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    decay_after: Duration | None = None
-    suggest_load_bearing: bool | None = False
+    valid_from: datetime | None = strawberry.field(
+        default=None, description="When it started to be true of the project."
+    )
+    valid_to: datetime | None = strawberry.field(
+        default=None, description="When it stopped being true of the project; not before validFrom."
+    )
+    decay_after: Duration | None = strawberry.field(
+        default=None,
+        description="How long after lastVerifiedAt (else assertedAt) it goes stale, e.g. P90D. Null: it"
+        " never goes stale.",
+    )
+    suggest_load_bearing: bool | None = strawberry.field(
+        default=False, description="True: suggest that it is load-bearing, for a human to settle (R5)."
+    )
     contradicts: list[strawberry.ID] | None = strawberry.field(
         default=None, description="Items this assertion contradicts."
     )

@@ -12,5 +12,5 @@ from mneia.schema.actor import Actor, Workspace
     " its id, name and region, and your actor's id and name."
 )
 class Membership:
-    workspace: Workspace
-    actor: Actor
+    workspace: Workspace = strawberry.field(description="The workspace.")
+    actor: Actor = strawberry.field(description="Your actor in that workspace.")

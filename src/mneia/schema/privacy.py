@@ -24,11 +24,13 @@ async def _project(view: View, project_id: object) -> Project | None:
 
 @strawberry.type(description="How long SUPERSEDED and RETIRED items keep their text (R16).")
 class RetentionPolicy:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The policy's id.")
     kinds: list[ItemKind] = strawberry.field(description="Empty: every kind.")
-    statuses: list[ItemStatus]
+    statuses: list[ItemStatus] = strawberry.field(
+        description="The statuses it applies to: SUPERSEDED, RETIRED or both."
+    )
     after: Duration = strawberry.field(description="Counted from the status change; at least P30D.")
-    created_at: datetime
+    created_at: datetime = strawberry.field(description="When it was set.")
     record: strawberry.Private[PolicyRecord]
     view: strawberry.Private[View]
 
@@ -36,7 +38,7 @@ class RetentionPolicy:
     async def project(self) -> Project | None:
         return await _project(self.view, self.record.project_id)
 
-    @strawberry.field
+    @strawberry.field(description="The human who set it.")
     async def created_by(self) -> Actor:
         return Actor.of(await self.view.loaders.actor.load(self.record.created_by))
 
@@ -57,14 +59,14 @@ class RetentionPolicy:
     description="A legal hold on a project or an item: it wins over retention and erasure (R17)."
 )
 class LegalHold:
-    id: strawberry.ID
-    reason: str
-    placed_at: datetime
-    released_at: datetime | None
+    id: strawberry.ID = strawberry.field(description="The hold's id.")
+    reason: str = strawberry.field(description="Why it was placed.")
+    placed_at: datetime = strawberry.field(description="When it was placed.")
+    released_at: datetime | None = strawberry.field(description="When it was released; null while it holds.")
     record: strawberry.Private[HoldRecord]
     view: strawberry.Private[View]
 
-    @strawberry.field
+    @strawberry.field(description="The project held, or of the item held.")
     async def project(self) -> Project | None:
         return await _project(self.view, self.record.project_id)
 
@@ -75,11 +77,11 @@ class LegalHold:
         found = await self.view.loaders.item.load(self.record.item_id)
         return Item.of(found, self.view) if found else None
 
-    @strawberry.field
+    @strawberry.field(description="The human who placed it.")
     async def placed_by(self) -> Actor:
         return Actor.of(await self.view.loaders.actor.load(self.record.placed_by))
 
-    @strawberry.field
+    @strawberry.field(description="The human who released it; null while it holds.")
     async def released_by(self) -> Actor | None:
         if self.record.released_by is None:
             return None
@@ -99,12 +101,14 @@ class LegalHold:
 
 @strawberry.type(description="An item a policy will redact, and when.")
 class RedactionNotice:
-    item: Item
-    due_at: datetime
-    policy: RetentionPolicy
+    item: Item = strawberry.field(description="The item that will be redacted.")
+    due_at: datetime = strawberry.field(
+        description="When the policy redacts it; in the past when it is overdue."
+    )
+    policy: RetentionPolicy = strawberry.field(description="The policy that will redact it.")
 
 
-@strawberry.input
+@strawberry.input(description="A retention policy to set for a project or as the workspace's default (R16).")
 class RetentionPolicyInput:
     project_id: strawberry.ID | None = strawberry.field(
         default=None, description="Null: the workspace's default."

@@ -10,13 +10,17 @@ from mneia.schema.team import Team
 from mneia.storage.project import ProjectRecord
 
 
-@strawberry.type
+@strawberry.type(
+    description="A body of work, usually one repository. Items, sessions and handoffs belong to a project."
+)
 class Project:
-    id: strawberry.ID
-    name: str
+    id: strawberry.ID = strawberry.field(description="The project's id.")
+    name: str = strawberry.field(description="The project's name.")
     team_id: strawberry.Private[object]
 
-    @strawberry.field
+    @strawberry.field(
+        description="The team the project belongs to, whose function sets its default quotas; null when none."
+    )
     def team(self, info: Info) -> Team | None:
         if self.team_id is None:
             return None

@@ -17,29 +17,34 @@ from mneia.schema.reading import View
 from mneia.storage.proposal import ProposalRecord
 
 
-@strawberry.type
+@strawberry.type(
+    description="A change an agent asked for that only a human may make: a supersession or a load-bearing"
+    " flag (R5, R7)."
+)
 class Proposal:
-    id: strawberry.ID
-    kind: ProposalKind
-    status: ProposalStatus
-    proposed_at: datetime
-    decided_at: datetime | None
+    id: strawberry.ID = strawberry.field(description="The proposal's id.")
+    kind: ProposalKind = strawberry.field(description="What it proposes.")
+    status: ProposalStatus = strawberry.field(description="Whether a human has decided it, and how.")
+    proposed_at: datetime = strawberry.field(description="When it was made.")
+    decided_at: datetime | None = strawberry.field(
+        description="When a human decided it; null while it is pending."
+    )
     record: strawberry.Private[ProposalRecord]
     view: strawberry.Private[View]
 
-    @strawberry.field
+    @strawberry.field(description="Why it was proposed; ids you cannot see read [hidden].")
     def reason(self) -> str | None:
         return self.view.redact(self.record.reason)
 
-    @strawberry.field
+    @strawberry.field(description="What the human who decided it said; ids you cannot see read [hidden].")
     def decision_note(self) -> str | None:
         return self.view.redact(self.record.decision_note)
 
-    @strawberry.field
+    @strawberry.field(description="The item it would change.")
     async def target(self) -> Item:
         return Item.of(await self.view.loaders.item.load(self.record.target_id), self.view)
 
-    @strawberry.field
+    @strawberry.field(description="The actor who proposed it.")
     async def proposed_by(self) -> Actor:
         return Actor.of(await self.view.loaders.actor.load(self.record.proposed_by))
 
@@ -55,7 +60,7 @@ class Proposal:
         record = await self.view.loaders.item.load(self.record.result_id)
         return Item.of(record, self.view) if record else None
 
-    @strawberry.field
+    @strawberry.field(description="The human who decided it; null while it is pending.")
     async def decided_by(self) -> Actor | None:
         if self.record.decided_by is None:
             return None

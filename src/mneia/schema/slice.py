@@ -18,14 +18,18 @@ from mneia.schema.supersession import SupersessionNote
 
 @strawberry.input(description="The share of the budget SCORED entries of one kind may use, 0..1.")
 class KindQuota:
-    kind: ItemKind
-    max_share: float
+    kind: ItemKind = strawberry.field(description="The kind the quota is for.")
+    max_share: float = strawberry.field(
+        description="The share of the budget its SCORED entries may use, 0..1."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="What a slice is for: the project, the task and the token budget.")
 class RehydrateInput:
-    project_id: strawberry.ID
-    task: str
+    project_id: strawberry.ID = strawberry.field(description="The project to rehydrate from.")
+    task: str = strawberry.field(
+        description="The task the slice is for; items are scored by their relevance to it."
+    )
     token_budget: int = strawberry.field(description="Tokens (cl100k_base) the slice may use; at least 1.")
     quotas: list[KindQuota] | None = strawberry.field(
         default=None,
@@ -43,7 +47,7 @@ class RehydrateInput:
 
 @strawberry.type(description="An item in the slice, why it is there, its score and what its line costs.")
 class SliceEntry:
-    item: Item
+    item: Item = strawberry.field(description="The item.")
     reason: InclusionReason = strawberry.field(
         description="GUARANTEED: an active load-bearing constraint, whatever the budget."
         " RECENT_SUPERSESSION: it replaced an item listed in supersessions."
@@ -52,17 +56,17 @@ class SliceEntry:
         " kind's share, or an item sharing no word with the task (score 0)."
     )
     score: float = strawberry.field(
-        description="relevance x kind weight x authority x freshness, x 0.25 when DISPUTED (README)."
+        description="Relevance x kind weight x authority x freshness, x 0.25 when DISPUTED (README)."
     )
     tokens: int = strawberry.field(
         description="Tokens of the entry's line in Slice.rendered, its newline included."
     )
 
 
-@strawberry.type
+@strawberry.type(description="A number of items of one kind.")
 class KindCount:
-    kind: ItemKind
-    count: int
+    kind: ItemKind = strawberry.field(description="The kind.")
+    count: int = strawberry.field(description="How many.")
 
 
 @strawberry.type(
@@ -73,29 +77,35 @@ class KindCount:
     " matches left, and did not fit)."
 )
 class Omission:
-    kind: ItemKind
-    reason: OmissionReason
-    count: int
+    kind: ItemKind = strawberry.field(description="The kind of the candidates left out.")
+    reason: OmissionReason = strawberry.field(description="Why they were left out.")
+    count: int = strawberry.field(description="How many were left out.")
 
 
 @strawberry.type(description="A kind's quota as this slice applied it.")
 class KindShare:
-    kind: ItemKind
-    max_share: float
+    kind: ItemKind = strawberry.field(description="The kind.")
+    max_share: float = strawberry.field(
+        description="The share of the budget its SCORED entries could use, 0..1."
+    )
     weight: float = strawberry.field(description="What the kind's relevance was multiplied by.")
 
 
-@strawberry.type
+@strawberry.type(description="What a task needs from a project's memory, under a token budget (R11).")
 class Slice:
-    task: str
-    token_budget: int
+    task: str = strawberry.field(description="The task it was chosen for.")
+    token_budget: int = strawberry.field(description="The tokens it could use.")
     tokens_used: int = strawberry.field(description="Tokens of rendered.")
     over_budget: bool = strawberry.field(
         description="Only the guaranteed constraints may push it over: then the slice holds nothing else."
     )
     encoding: str = strawberry.field(description="The tiktoken encoding that counted the tokens.")
-    entries: list[SliceEntry]
-    supersessions: list[SupersessionNote]
+    entries: list[SliceEntry] = strawberry.field(
+        description="The items chosen, each with why, its score and its tokens."
+    )
+    supersessions: list[SupersessionNote] = strawberry.field(
+        description="Replacements made recently: what was ruled out, by what and why."
+    )
     omitted: list[KindCount] = strawberry.field(
         description="Per kind, the candidates (items sharing a word with the task, or recently replacing"
         " one) that were considered and left out, for the budget or the kind's quota (leftOut says which)."
@@ -115,5 +125,7 @@ class Slice:
     profile: str = strawberry.field(
         description="The team function's profile that supplied the default weights and quotas."
     )
-    quotas: list[KindShare]
-    as_of: datetime | None
+    quotas: list[KindShare] = strawberry.field(
+        description="Each kind's quota and weight as this slice applied them."
+    )
+    as_of: datetime | None = strawberry.field(description="The moment it was rehydrated at; null: now.")

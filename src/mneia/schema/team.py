@@ -7,11 +7,16 @@ import strawberry
 from mneia.storage.team import TeamRecord
 
 
-@strawberry.type
+@strawberry.type(
+    description="A group inside a workspace with a function, which sets the default view of its projects."
+)
 class Team:
-    id: strawberry.ID
-    name: str
-    function: str
+    id: strawberry.ID = strawberry.field(description="The team's id.")
+    name: str = strawberry.field(description="The team's name.")
+    function: str = strawberry.field(
+        description="What the team does, e.g. backend or support: it picks the rehydration profile of its"
+        " projects."
+    )
 
     @classmethod
     def of(cls, record: TeamRecord) -> Team:

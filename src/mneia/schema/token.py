@@ -12,14 +12,14 @@ from mneia.storage.token import TokenRecord
 
 @strawberry.type(description="A bearer token as it may be shown again: its secret never is.")
 class Token:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The token's id, to revoke it with.")
     hint: str | None = strawberry.field(
         description="The first characters of the secret, to tell tokens apart; useless on their own."
         " Null for tokens minted before hints were kept."
     )
-    created_at: datetime
+    created_at: datetime = strawberry.field(description="When it was minted.")
     expires_at: datetime | None = strawberry.field(description="From then on it authenticates no more.")
-    revoked_at: datetime | None
+    revoked_at: datetime | None = strawberry.field(description="When it was revoked; null when it is not.")
     record: strawberry.Private[TokenRecord]
 
     @strawberry.field(description="Neither revoked nor expired, by the server's clock at this request.")
@@ -58,8 +58,8 @@ class Token:
 
 @strawberry.type(description="An actor and a new bearer token of its. The token is shown once.")
 class ActorWithToken:
-    actor: Actor
-    token: str
+    actor: Actor = strawberry.field(description="The actor the token authenticates.")
+    token: str = strawberry.field(description="The bearer token's secret. Shown this once: store it now.")
     issued: Token = strawberry.field(
         description="The new token as it is listed and revoked later (tokens, revokeToken): id, hint, expiry."
     )
