@@ -80,18 +80,20 @@ EXAMPLE = """# Mneia's GraphiQL: the whole API, with its documentation in the Do
 # createActor and createToken mint others. Then run this query
 # (Ctrl-Enter, or the run button):
 
-query WhoAmI {
+{
   me { id name kind }
   projects { id name }
 }
 """
-"""What the editor opens with on /graphql: a query that runs as it is, once a token is given."""
+"""What the editor opens with on /graphql: a query that runs as it is, once a token is given.
+Anonymous: GraphiQL sends the operation name it last parsed, and a name would outlive a query typed
+over it quickly."""
 
 SIGNED_IN_EXAMPLE = """# Mneia's GraphiQL, as the person signed in to the inbox: no token to give,
 # the session is yours. The whole API is here, documented in the Docs pane.
 # Run this query (Ctrl-Enter, or the run button):
 
-query WhoAmI {
+{
   me { id name kind }
   projects { id name }
 }
