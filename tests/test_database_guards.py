@@ -598,7 +598,7 @@ async def test_r2_r7_the_audience_rule_is_the_same_in_python_and_in_the_database
     before: tuple[str, set[uuid.UUID], uuid.UUID],
     after: tuple[str, set[uuid.UUID], uuid.UUID],
 ) -> None:
-    """resolvers.authority.keeps_audience (asked before a proposal) and mneia_keeps_audience (asked of
+    """mneia.authority.keeps_audience (asked before a proposal) and mneia_keeps_audience (asked of
     every replacement written) agree on every pair of scopes, grant lists and asserters."""
 
     def row(scope: str, grants: set[uuid.UUID], asserter: uuid.UUID) -> str:

@@ -3,7 +3,7 @@
 Who may do what: any member of the project (directly or through its team) may
 assert, suggest and verify, and retire an item nobody ruled on; confirming,
 settling load-bearing, and changing the status of an item a human confirmed
-or made load-bearing are for humans (R3, R5; resolvers.authority).
+or made load-bearing are for humans (R3, R5; mneia.authority).
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ CREATE FUNCTION public.mneia_replacement_matches(proposal public.proposals, cand
 
 -- Whether everyone who sees ``replaced`` sees ``replacement`` too (scopes nest
 -- PROJECT < TEAM < WORKSPACE; a PRIVATE item is seen by its asserter only;
--- GRANTS by the asserter and the listed actors). resolvers/authority.py asks
+-- GRANTS by the asserter and the listed actors). mneia/authority.py asks
 -- the same before a proposal is stored.
 CREATE FUNCTION public.mneia_keeps_audience(replaced public.items, replacement public.items)
   RETURNS boolean
