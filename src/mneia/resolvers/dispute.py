@@ -7,7 +7,6 @@ and confirmed by that human: keeping it is a ruling) and retires the other.
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 import strawberry
@@ -17,10 +16,10 @@ from mneia.errors import BadInput, Conflict, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, visible_item
+from mneia.resolvers.project import visible_project_id
 from mneia.schema.dispute import Dispute
-from mneia.schema.enums import DisputeStatus, ProposalStatus
-from mneia.schema.proposal import Proposal
-from mneia.storage import dispute, item, project, proposal
+from mneia.schema.enums import DisputeStatus
+from mneia.storage import dispute, item
 from mneia.vocabulary import ItemStatus
 
 
@@ -103,13 +102,6 @@ async def resolve_dispute(
     return Dispute.of(resolved, context.view())
 
 
-async def _project_key(info: Info, project_id: strawberry.ID) -> uuid.UUID:
-    key = parse_id(project_id, "projectId")
-    if await project.get(info.context.tx, key) is None:
-        raise NotFound("project", project_id)
-    return key
-
-
 async def list_disputes(
     info: Info,
     project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
@@ -118,19 +110,6 @@ async def list_disputes(
         strawberry.argument(description="Only disputes with this status. Null: every one."),
     ] = None,
 ) -> list[Dispute]:
-    key = await _project_key(info, project_id)
+    key = await visible_project_id(info, project_id)
     found = await dispute.of_project(info.context.tx, key, status)
     return [Dispute.of(record, info.context.view()) for record in found]
-
-
-async def list_proposals(
-    info: Info,
-    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
-    status: Annotated[
-        ProposalStatus | None,
-        strawberry.argument(description="Only proposals with this status. Null: every one."),
-    ] = None,
-) -> list[Proposal]:
-    key = await _project_key(info, project_id)
-    found = await proposal.of_project(info.context.tx, key, status)
-    return [Proposal.of(record, info.context.view()) for record in found]

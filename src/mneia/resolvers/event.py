@@ -11,9 +11,9 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.errors import NotFound
 from mneia.resolvers.context import Info
-from mneia.resolvers.inputs import decode_cursor, encode_cursor, page_size, parse_id
+from mneia.resolvers.inputs import decode_cursor, encode_cursor, page_size
+from mneia.resolvers.project import visible_project_id
 from mneia.schema.event import ItemEvent
 from mneia.schema.item import ItemEventPage
 from mneia.schema.page import PageInfo
@@ -37,11 +37,9 @@ async def list_events(
 ) -> ItemEventPage:
     """The events of the project's items the caller can see, newest first."""
     context = info.context
-    project_key = parse_id(project_id, "projectId")
+    project_key = await visible_project_id(info, project_id)
     size = page_size(first)
     cursor = decode_cursor(after)
-    if await context.loaders.project.load(project_key) is None:
-        raise NotFound("project", project_id)
     page = await event.of_project(
         context.tx, project_key, [ItemEventKind(kind) for kind in kinds or []], first=size, after=cursor
     )

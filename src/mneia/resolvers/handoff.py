@@ -41,6 +41,7 @@ from mneia.resolvers.inputs import (
     parse_id,
     required_text,
 )
+from mneia.resolvers.project import visible_project_id
 from mneia.resolvers.supersession import write_supersession
 from mneia.resolvers.view import View
 from mneia.schema.actor import Actor
@@ -188,9 +189,7 @@ async def latest_handoff(
     project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
 ) -> Handoff | None:
     """The project's newest handoff the caller can see."""
-    key = parse_id(project_id, "projectId")
-    if await info.context.loaders.project.load(key) is None:
-        raise NotFound("project", project_id)
+    key = await visible_project_id(info, project_id)
     found = await handoff.latest(info.context.tx, key)
     return await build(info.context.view(), found) if found else None
 
@@ -207,9 +206,7 @@ async def list_handoffs(
     ] = None,
 ) -> HandoffPage:
     """A project's handoffs the caller can see, newest first, each as that caller may see it."""
-    key = parse_id(project_id, "projectId")
-    if await info.context.loaders.project.load(key) is None:
-        raise NotFound("project", project_id)
+    key = await visible_project_id(info, project_id)
     records, more = await handoff.page(
         info.context.tx, key, first=page_size(first, limit=100), after=decode_cursor(after)
     )

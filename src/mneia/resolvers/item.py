@@ -24,6 +24,7 @@ from mneia.resolvers.inputs import (
     parse_id,
     required_text,
 )
+from mneia.resolvers.project import visible_project_id
 from mneia.schema.item import Item, ItemFilter, ItemPage
 from mneia.schema.page import PageInfo
 from mneia.schema.proposal import Proposal
@@ -89,8 +90,7 @@ async def list_items(
     order = ItemOrder(order_by or ItemOrder.NEWEST)
     if order != ItemOrder.NEWEST and as_of is not None:
         raise BadInput("orderBy", f"{order.value} reads the present only; with asOf, use NEWEST")
-    if await context.loaders.project.load(project_key) is None:
-        raise NotFound("project", project_id)
+    await visible_project_id(info, project_id)
     wanted = filter or ItemFilter()
     page = await item.page(
         context.tx,

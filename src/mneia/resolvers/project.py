@@ -17,6 +17,16 @@ from mneia.storage.database import Tx
 from mneia.storage.project import Access
 
 
+async def visible_project_id(info: Info, given: strawberry.ID, field: str = "projectId") -> uuid.UUID:
+    """The id of the project named at ``field``, if the caller sees it (NotFound otherwise: a project
+    the caller cannot see and one that does not exist answer alike, R2). Read through the request's
+    project loader, so a later field asking for the same project reads nothing again."""
+    key = parse_id(given, field)
+    if await info.context.loaders.project.load(key) is None:
+        raise NotFound("project", given)
+    return key
+
+
 async def project_to_work_in(
     tx: Tx, given: strawberry.ID, field: str, session_id: uuid.UUID | None = None
 ) -> Access:

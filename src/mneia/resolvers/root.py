@@ -140,7 +140,7 @@ class Query:
         resolver=dispute_resolvers.list_disputes, description="A project's disputes, newest first."
     )
     proposals: list[Proposal] = strawberry.field(
-        resolver=dispute_resolvers.list_proposals, description="A project's proposals, newest first."
+        resolver=supersession_resolvers.list_proposals, description="A project's proposals, newest first."
     )
     tokens: list[Token] = strawberry.field(
         resolver=token_resolvers.list_tokens,

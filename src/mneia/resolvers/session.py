@@ -9,10 +9,10 @@ import strawberry
 from mneia.errors import Forbidden, NotFound
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import decode_cursor, deep_link, encode_cursor, optional_text, page_size, parse_id
-from mneia.resolvers.project import project_to_work_in
+from mneia.resolvers.project import project_to_work_in, visible_project_id
 from mneia.schema.page import PageInfo
 from mneia.schema.session import ClientInput, Session, SessionPage, StartSessionInput
-from mneia.storage import project, session
+from mneia.storage import session
 
 
 async def get_session(
@@ -77,12 +77,10 @@ async def list_sessions(
 ) -> SessionPage:
     """A project's sessions, newest first; with externalId, the ones a client knows by that id."""
     tx = info.context.tx
-    found = await project.get(tx, parse_id(project_id, "projectId"))
-    if found is None:
-        raise NotFound("project", project_id)
+    project_key = await visible_project_id(info, project_id)
     records, more = await session.page(
         tx,
-        found.id,
+        project_key,
         external_id=optional_text(external_id, "externalId", 500, one_line=True),
         first=page_size(first),
         after=decode_cursor(after),

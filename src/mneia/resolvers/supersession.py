@@ -22,6 +22,7 @@ from mneia.resolvers.assertion import validated_assertion
 from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, suggest
+from mneia.resolvers.project import visible_project_id
 from mneia.schema.item import Item
 from mneia.schema.proposal import Proposal
 from mneia.schema.supersession import PendingConfirmation, Superseded, SupersedeInput, SupersedeResult
@@ -173,3 +174,16 @@ async def decide_proposal(
 
     decided = await proposal.decide(tx, key, accepted=accept, note=why, result_id=result_id)
     return Proposal.of(decided, context.view())
+
+
+async def list_proposals(
+    info: Info,
+    project_id: Annotated[strawberry.ID, strawberry.argument(description="The project's id.")],
+    status: Annotated[
+        ProposalStatus | None,
+        strawberry.argument(description="Only proposals with this status. Null: every one."),
+    ] = None,
+) -> list[Proposal]:
+    key = await visible_project_id(info, project_id)
+    found = await proposal.of_project(info.context.tx, key, status)
+    return [Proposal.of(record, info.context.view()) for record in found]
