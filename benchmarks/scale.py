@@ -536,6 +536,7 @@ Sent = Statement | Callable[[list[list[Any]]], Statement | None]
 
 RECORD = [f.name for f in dataclasses.fields(ItemRecord)]
 COLUMNS = ", ".join(f"items.{name}" for name in RECORD)
+STATE_COLUMNS = ", ".join(f"{{table}}.{name}" for name in sorted(STATE_FIELDS))
 COLUMNS_THEN = ", ".join(f"{'s' if name in STATE_FIELDS else 'items'}.{name}" for name in RECORD)
 AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1)"
 PROJECTS = (
@@ -709,13 +710,18 @@ def search_ceiling(space: Space, word: str) -> list[Sent]:
 
 
 def as_of_ceiling(space: Space, moment: datetime) -> list[Statement]:
-    """items(projectId, first: 50, asOf): the items said by then, each joined to its state then."""
+    """items(projectId, first: 50, asOf): the items said by then, each joined to its state then, written
+    or implied by its row while none is written (storage.item._state_at)."""
     return [
         (PROJECTS, ([space.project],)),
         (
-            f"SELECT {COLUMNS_THEN} FROM items JOIN item_states AS s"
-            " ON s.workspace_id = items.workspace_id AND s.item_id = items.id"
-            " AND s.since <= $1::timestamptz AND s.until > $1::timestamptz"
+            f"SELECT {COLUMNS_THEN} FROM items JOIN LATERAL ("
+            f"SELECT {STATE_COLUMNS.format(table='w')} FROM item_states AS w"
+            " WHERE w.workspace_id = items.workspace_id AND w.item_id = items.id"
+            " AND w.since <= $1::timestamptz AND w.until > $1::timestamptz"
+            f" UNION ALL SELECT {STATE_COLUMNS.format(table='items')}"
+            " WHERE items.asserted_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM item_states AS o"
+            " WHERE o.workspace_id = items.workspace_id AND o.item_id = items.id)) AS s ON true"
             " WHERE items.project_id = $2::uuid AND items.asserted_at <= $1::timestamptz"
             " ORDER BY items.asserted_at DESC, items.id DESC LIMIT $3::integer",
             (moment, space.project, 51),

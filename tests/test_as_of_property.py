@@ -49,9 +49,11 @@ STEPS = (
     "verify",
 )
 
-# The newest time the workspace's writes recorded: each step writes at least one of them.
+# The newest time the workspace's writes recorded: each step writes at least one of them (an
+# unchanged item's state is implied by its row, from its assertion).
 NEWEST = text(
     "SELECT greatest((SELECT max(since) FROM item_states WHERE workspace_id = :ws),"
+    " (SELECT max(asserted_at) FROM items WHERE workspace_id = :ws),"
     " (SELECT max(raised_at) FROM disputes WHERE workspace_id = :ws),"
     " (SELECT max(resolved_at) FROM disputes WHERE workspace_id = :ws),"
     " (SELECT max(proposed_at) FROM proposals WHERE workspace_id = :ws),"

@@ -10,14 +10,16 @@ everything else it removes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.config import OWNER_ROLE, async_url
-from mneia.storage import catalog, migration, workspace
+from mneia.storage import catalog, database, event, migration, workspace
 from mneia.storage.tables import metadata
 from tests.database import scratch_database
 from tests.test_declared import OWNER_ONLY
@@ -106,3 +108,83 @@ async def test_0004_rebuilds_the_states_of_the_items_already_there(server: str) 
         (confirmed, retired, "ACTIVE", None, confirmed),
         (retired, forever, "RETIRED", "gone", confirmed),
     ]
+
+
+async def test_0021_keeps_the_history_a_row_does_not_imply_and_its_downgrade_writes_it_all(
+    server: str,
+) -> None:
+    """R6/R9 across 0021: of three items (one never changed, one loaded with a later confirmation,
+    one retired since), only the first loses its rows, and every log reads the same before,
+    after, and back down again."""
+    asserted = datetime(2026, 1, 5, tzinfo=UTC)
+    project = uuid.uuid4()
+    plain, loaded, retired = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    insert = (
+        "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, asserted_at,"
+        " confirmed_by, confirmed_at) VALUES (:ws, :i, :p, 'FACT', 'a fact', :actor, :a, :by, :c)"
+    )
+    history = [
+        ("INSERT INTO projects (workspace_id, id, name, created_by) VALUES (:ws, :p, 'old', :actor)", {}),
+        (
+            "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+            " VALUES (:ws, :p, :actor, :actor)",
+            {},
+        ),
+        (insert, {"i": plain, "by": None, "c": None}),
+        (insert, {"i": loaded, "by": "actor", "c": asserted + timedelta(days=2)}),
+        (insert, {"i": retired, "by": None, "c": None}),
+        ("UPDATE items SET status = 'RETIRED', status_reason = 'gone' WHERE id = :i", {"i": retired}),
+    ]
+    items_ = [plain, loaded, retired]
+
+    async def logs(admin: Any) -> dict[uuid.UUID, list[tuple[Any, ...]]]:
+        async with database.transaction(admin, read=True) as tx:
+            found = await event.of_items(tx, items_)
+        return {key: [dataclasses.astuple(record) for record in log] for key, log in found.items()}
+
+    async def held(admin: Any) -> dict[uuid.UUID, tuple[int, int]]:
+        async with admin.connect() as connection:
+            counted = await connection.execute(
+                text(
+                    "SELECT i.id, (SELECT count(*) FROM item_events e WHERE e.item_id = i.id),"
+                    " (SELECT count(*) FROM item_states s WHERE s.item_id = i.id) FROM items i"
+                )
+            )
+            return {row[0]: (row[1], row[2]) for row in counted}
+
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0020_dense_storage")
+        admin = create_async_engine(async_url(url))
+        try:
+            made = await workspace.bootstrap(admin, "legacy", "alice")
+            bound = {"ws": str(made.workspace_id), "actor": str(made.actor_id)}
+            for statement, values in history:
+                async with admin.connect() as connection, connection.begin():
+                    await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+                    await connection.execute(BIND, bound)
+                    chosen = {**values, "by": bound["actor"] if values.get("by") else None}
+                    await connection.execute(
+                        text(statement), {**bound, "p": project, "a": asserted, **chosen}
+                    )
+            before, rows_before = await logs(admin), await held(admin)
+
+            await asyncio.to_thread(migration.upgrade, url)
+            after, rows_after = await logs(admin), await held(admin)
+
+            await asyncio.to_thread(migration.downgrade, url, "0020_dense_storage")
+            back, rows_back = await logs(admin), await held(admin)
+        finally:
+            await admin.dispose()
+
+    assert rows_before[plain] == (1, 1) and rows_after[plain] == (0, 0) and rows_back[plain] == (1, 1)
+    for kept in (loaded, retired):
+        assert rows_after[kept] == rows_before[kept] == rows_back[kept]
+    assert rows_before[loaded] == (2, 2) and rows_before[retired] == (2, 2)
+
+    # The same log throughout, but for the never-changed item's assertion's id and order key
+    # (``id`` and ``seq``: an event of 0020's, implied as its item's id and 0, written again).
+    def unkeyed(found: dict[uuid.UUID, list[tuple[Any, ...]]]) -> dict[uuid.UUID, list[tuple[Any, ...]]]:
+        return {key: [record[1:2] + record[3:] for record in log] for key, log in found.items()}
+
+    assert unkeyed(after) == unkeyed(before) == unkeyed(back)
+    assert [record[0] for record in after[plain]] == [plain]  # an assertion's event has its item's id

@@ -79,8 +79,8 @@ from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 from mneia.storage import item, search
 from mneia.storage.database import CUSTOM_PLANS, SORTS, WALKS, Driven, Tx, plan_with_values, walked
 from mneia.storage.item import ItemRecord
-from mneia.storage.tables import item_states, items
-from mneia.vocabulary import ItemKind
+from mneia.storage.tables import items
+from mneia.vocabulary import ItemKind, ItemStatus
 
 ENGLISH: Any = literal_column("'english'::regconfig")
 RANK_NORMALIZATION = 1
@@ -377,15 +377,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     replacement, previous = items.alias("replacement"), items.alias("previous")
     replacement_source, replacement_columns = item.columns_at(replacement, moment)
     previous_source, previous_columns = item.columns_at(previous, moment)
-    became_superseded = (
-        select(func.min(item_states.c.since))
-        .where(
-            item_states.c.workspace_id == previous.c.workspace_id,
-            item_states.c.item_id == previous.c.id,
-            item_states.c.status == _SUPERSEDED,
-        )
-        .scalar_subquery()
-    )
+    became_superseded = item.first_written(previous, ItemStatus.SUPERSEDED)
     joined = replacement_source.join(top, replacement.c.id == top.c.id).join(
         previous_source,
         and_(

@@ -25,6 +25,8 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
+    exists,
     false,
     func,
     literal,
@@ -33,7 +35,9 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
     tuple_,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -226,7 +230,7 @@ STATE_FIELDS = frozenset(
     ("status", "status_reason", "load_bearing", "load_bearing_suggested")
     + ("confirmed_by", "confirmed_at", "last_verified_at")
 )
-"""The columns an item's later changes touch: as of a moment they are read from item_states."""
+"""The columns an item's later changes touch: as of a moment they are read from its state then."""
 
 _MOMENT = bindparam("moment", type_=DateTime(timezone=True))
 
@@ -234,25 +238,42 @@ _MOMENT = bindparam("moment", type_=DateTime(timezone=True))
 def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
     """``table`` (items or an alias of it) and the columns of an ``ItemRecord``, now or as of ``moment``.
 
-    As of a moment each item is joined to its state then (R9): one state per
-    item holds any moment, and an item recorded after it has none, so it is
-    simply absent. ``moment`` None means now: the row as it stands. The
-    columns come by field name, in the record's order.
+    As of a moment each item is joined to its state then (R9): the written
+    state whose [since, until) holds the moment, or, for an item with no
+    history written (storage/sql/events.sql: its row implies it), the row
+    itself from its assertion on. An item recorded after the moment has
+    neither, so it is simply absent. ``moment`` None means now: the row as it
+    stands. The columns come by field name, in the record's order.
     """
     fields = [field.name for field in dataclasses.fields(ItemRecord)]
     if moment is None:
         return table, {name: table.c[name] for name in fields}
-    state = item_states.alias()
-    joined = table.join(
-        state,
-        and_(
-            state.c.workspace_id == table.c.workspace_id,
-            state.c.item_id == table.c.id,
-            state.c.since <= moment,
-            state.c.until > moment,
-        ),
-    )
+    state = _state_at(table, moment)
+    joined = table.join(state, true())
     return joined, {name: (state if name in STATE_FIELDS else table).c[name] for name in fields}
+
+
+def _state_at(table: Any, moment: Any) -> Any:
+    """The one state of ``table``'s item that holds ``moment``: a LATERAL subquery of one row or none."""
+    written, other = item_states.alias("written"), item_states.alias("other")
+    kept = sorted(STATE_FIELDS)
+    held = select(*(written.c[name] for name in kept)).where(
+        written.c.workspace_id == table.c.workspace_id,
+        written.c.item_id == table.c.id,
+        written.c.since <= moment,
+        written.c.until > moment,
+    )
+    implied = (
+        select(*(table.c[name] for name in kept))
+        .where(
+            table.c.asserted_at <= moment,
+            ~exists()
+            .where(other.c.workspace_id == table.c.workspace_id, other.c.item_id == table.c.id)
+            .correlate_except(other),
+        )
+        .correlate(table)
+    )
+    return union_all(held, implied).lateral()
 
 
 def _selected(columns: dict[str, Any], prefix: str = "") -> list[Any]:
@@ -495,10 +516,29 @@ async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
     return [_record(row) for row in rows]
 
 
-_SUPERSEDED_AT = (
-    select(item_states.c.item_id, func.min(item_states.c.since).label("at"))
-    .where(one_of(item_states.c.item_id), item_states.c.status == ItemStatus.SUPERSEDED.value)
-    .group_by(item_states.c.item_id)
+def first_written(table: Any, status: ItemStatus) -> Any:
+    """When ``table``'s item first took ``status`` by its written states (NULL if none says). The
+    status is written into the SQL (a vocabulary value), so statements built once can hold it."""
+    return (
+        select(func.min(item_states.c.since))
+        .where(
+            item_states.c.workspace_id == table.c.workspace_id,
+            item_states.c.item_id == table.c.id,
+            item_states.c.status == literal_column(f"'{status.value}'", Text),
+        )
+        .scalar_subquery()
+    )
+
+
+def became(table: Any, status: ItemStatus) -> Any:
+    """When ``table``'s item first took ``status`` (NULL if it never did): from its written
+    states, or, for an item with none (its row implies its history), its assertion."""
+    implied = case((table.c.status == literal_column(f"'{status.value}'", Text), table.c.asserted_at))
+    return func.coalesce(first_written(table, status), implied)
+
+
+_SUPERSEDED_AT = select(items.c.id.label("item_id"), became(items, ItemStatus.SUPERSEDED).label("at")).where(
+    one_of(items.c.id)
 )
 
 
@@ -507,7 +547,7 @@ async def superseded_at(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dat
     if not ids:
         return {}
     rows = await tx.execute(_SUPERSEDED_AT, {"ids": list(ids)})
-    return {row.item_id: row.at for row in rows}
+    return {row.item_id: row.at for row in rows if row.at is not None}
 
 
 _SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.supersedes_id))

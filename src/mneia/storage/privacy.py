@@ -179,7 +179,8 @@ _DUE_SQL = """
            mneia_held(i.workspace_id, i.project_id, i.id) AS held
     FROM items i
     CROSS JOIN LATERAL (
-      SELECT min(s.since) AS since FROM item_states s
+      -- An item with no history written (storage/sql/events.sql) has had its status since its assertion.
+      SELECT coalesce(min(s.since), i.asserted_at) AS since FROM item_states s
       WHERE s.workspace_id = i.workspace_id AND s.item_id = i.id AND s.status = i.status) entered
     CROSS JOIN LATERAL (
       SELECT rp.id, rp.after FROM retention_policies rp

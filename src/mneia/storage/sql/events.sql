@@ -7,6 +7,16 @@
 -- INSERT on item_events or item_states, and no code path can change an item
 -- silently or invent its history.
 --
+-- An item whose assertion is its whole story keeps no rows here: recorded when
+-- it was said (asserted_at, the server's time) with nothing dated later, its
+-- row implies its ASSERTED event and its one state (storage/event.py and
+-- storage/item.py read them so; docs/history.md). Most items are never changed,
+-- and these rows were a third of the database. The first change, hold or
+-- redaction writes that history from the row as it was (mneia_item_history),
+-- so an item has all of its history as rows or none. An assertion's event,
+-- implied or written, has the item's id and seq 0: it comes first among the
+-- events of its instant, the assertions of one instant in their ids' order.
+--
 -- The instant of a change is the database's transaction time, now(): every
 -- change one transaction makes shares it, and the events of one instant are
 -- ordered by seq. An instant never goes back: a change committed after a
@@ -70,15 +80,44 @@ CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz, f
   END
   $$;
 
--- An assertion's log, for every row one INSERT wrote, in two statements: each
--- row's ASSERTED event (and, for a row an administrator loads with its
--- history, the confirmation, load-bearing setting and verification dated
--- after it), then its states, one per instant its times name. A statement-level
--- trigger over the inserted rows (its transition table), so that a batch of a
--- thousand assertions is two INSERTs here, not two thousand calls: each row's
--- events and states are exactly those the row would have had inserted alone.
--- Events are appended in the rows' id order (minted in time order, so the order
--- they were given in), each row's in the order above.
+-- The history an item's row implies while it has none written (above): its
+-- ASSERTED event and its state since its assertion, written from ``item`` (the
+-- row before the change about to be logged). Answers the current state's since.
+CREATE FUNCTION public.mneia_item_history(item public.items) RETURNS timestamptz
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    current_since timestamptz;
+  BEGIN
+    SELECT s.since INTO current_since FROM public.item_states s
+      WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.until = 'infinity';
+    IF FOUND THEN
+      RETURN current_since;
+    END IF;
+    INSERT INTO public.item_events (workspace_id, id, seq, item_id, actor_id, at, event, from_status,
+                                    to_status, load_bearing, confirmed, reason, data)
+      OVERRIDING SYSTEM VALUE
+      VALUES (item.workspace_id, item.id, 0, item.id, item.asserted_by, item.asserted_at, 'ASSERTED', NULL,
+              item.status, item.load_bearing, item.confirmed_by IS NOT NULL,
+              coalesce(item.supersession_reason, item.status_reason),
+              jsonb_strip_nulls(jsonb_build_object('supersedes', item.supersedes_id, 'session', item.session_id)));
+    PERFORM public.mneia_item_state(item, item.asserted_at, true);
+    RETURN item.asserted_at;
+  END
+  $$;
+
+-- An assertion's log, for every row one INSERT wrote whose row does not imply
+-- it (above): a replacement accepted after it was proposed (recorded later than
+-- said), or a row an administrator loads with its history (a confirmation,
+-- load-bearing setting or verification dated after it). Its ASSERTED event, the
+-- later-dated events, then its states, one per instant its times name: one
+-- statement over the inserted rows (a statement-level trigger's transition
+-- table), so that a batch of a thousand assertions is one statement here, not
+-- thousands of calls, and each row's events and states are exactly those it
+-- would have had inserted alone. The later-dated events are appended in the
+-- rows' id order (minted in time order, so the order given), each row's in the
+-- order below.
 CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
@@ -87,51 +126,64 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
     trusted boolean := public.mneia_trusted_session();
     who uuid := public.mneia_actor();
   BEGIN
-    INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                                    load_bearing, confirmed, reason, data)
-    SELECT a.workspace_id, a.id, e.actor, e.at, e.event, e.was, a.status, e.bearing, e.ruled, e.why, e.extra
-    FROM asserted a
-    CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant,
-                               a.confirmed_by IS NOT NULL AS confirmed) t
-    CROSS JOIN LATERAL (VALUES
-      (1, true, 'ASSERTED', a.asserted_by, t.instant, NULL::text,
-       a.load_bearing AND a.load_bearing_set_at <= a.asserted_at,
-       t.confirmed AND a.confirmed_at <= a.asserted_at,
-       coalesce(a.supersession_reason, a.status_reason),
-       jsonb_strip_nulls(jsonb_build_object('supersedes', a.supersedes_id, 'session', a.session_id))),
-      (2, t.confirmed AND a.confirmed_at > a.asserted_at, 'CONFIRMED', a.confirmed_by,
-       greatest(a.confirmed_at, t.instant), a.status,
-       a.load_bearing AND a.load_bearing_set_at <= a.confirmed_at, true, NULL, '{}'::jsonb),
-      (3, a.load_bearing AND a.load_bearing_set_at > a.asserted_at, 'LOAD_BEARING_SET',
-       a.load_bearing_set_by, greatest(a.load_bearing_set_at, t.instant), a.status, true,
-       t.confirmed AND a.confirmed_at <= a.load_bearing_set_at, NULL, '{}'),
-      (4, a.last_verified_at > a.asserted_at, 'VERIFIED', coalesce(who, a.asserted_by),
-       greatest(a.last_verified_at, t.instant), a.status,
-       a.load_bearing AND a.load_bearing_set_at <= a.last_verified_at,
-       t.confirmed AND a.confirmed_at <= a.last_verified_at, NULL, '{}')
-    ) e (n, wanted, event, actor, at, was, bearing, ruled, why, extra)
-    WHERE e.wanted
-    ORDER BY a.id, e.n;
-
+    WITH logged AS (
+      SELECT a.*, t.instant, a.confirmed_by IS NOT NULL AS confirmed
+      FROM asserted a
+      CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
+      -- Not implied: recorded later than said, or a time of it later than its record, or a
+      -- confirmation or setting without its time (storage/event.py and storage/item.py read
+      -- the implied ones from the row).
+      WHERE t.instant <> a.asserted_at OR a.confirmed_at > t.instant OR a.load_bearing_set_at > t.instant
+         OR a.last_verified_at > t.instant OR (a.confirmed_by IS NULL) <> (a.confirmed_at IS NULL)
+         OR (a.load_bearing AND a.load_bearing_set_at IS NULL)
+    ), assertions AS (
+      INSERT INTO public.item_events (workspace_id, id, seq, item_id, actor_id, at, event, from_status,
+                                      to_status, load_bearing, confirmed, reason, data)
+        OVERRIDING SYSTEM VALUE
+      SELECT l.workspace_id, l.id, 0, l.id, l.asserted_by, l.instant, 'ASSERTED', NULL, l.status,
+             l.load_bearing AND l.load_bearing_set_at <= l.asserted_at,
+             l.confirmed AND l.confirmed_at <= l.asserted_at,
+             coalesce(l.supersession_reason, l.status_reason),
+             jsonb_strip_nulls(jsonb_build_object('supersedes', l.supersedes_id, 'session', l.session_id))
+      FROM logged l
+    ), later AS (
+      INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
+                                      load_bearing, confirmed, reason, data)
+      SELECT l.workspace_id, l.id, e.actor, e.at, e.event, l.status, l.status, e.bearing, e.ruled, NULL, '{}'
+      FROM logged l
+      CROSS JOIN LATERAL (VALUES
+        (2, l.confirmed AND l.confirmed_at > l.asserted_at, 'CONFIRMED', l.confirmed_by,
+         greatest(l.confirmed_at, l.instant),
+         l.load_bearing AND l.load_bearing_set_at <= l.confirmed_at, true),
+        (3, l.load_bearing AND l.load_bearing_set_at > l.asserted_at, 'LOAD_BEARING_SET',
+         l.load_bearing_set_by, greatest(l.load_bearing_set_at, l.instant), true,
+         l.confirmed AND l.confirmed_at <= l.load_bearing_set_at),
+        (4, l.last_verified_at > l.asserted_at, 'VERIFIED', coalesce(who, l.asserted_by),
+         greatest(l.last_verified_at, l.instant),
+         l.load_bearing AND l.load_bearing_set_at <= l.last_verified_at,
+         l.confirmed AND l.confirmed_at <= l.last_verified_at)
+      ) e (n, wanted, event, actor, at, bearing, ruled)
+      WHERE e.wanted
+      ORDER BY l.id, e.n
+    )
     -- As of each instant from the assertion on: what its own times tell then (a
     -- confirmation dated later is not in the state before it), until the next.
     INSERT INTO public.item_states (workspace_id, item_id, since, until, status, status_reason,
                                     load_bearing, load_bearing_suggested, confirmed_by, confirmed_at,
                                     last_verified_at)
-    SELECT a.workspace_id, a.id, m.moment,
-           coalesce(lead(m.moment) OVER (PARTITION BY a.id ORDER BY m.moment), 'infinity'),
-           a.status, a.status_reason, a.load_bearing AND coalesce(a.load_bearing_set_at <= m.moment, true),
-           a.load_bearing_suggested,
-           CASE WHEN a.confirmed_at <= m.moment THEN a.confirmed_by END,
-           CASE WHEN a.confirmed_at <= m.moment THEN a.confirmed_at END,
-           CASE WHEN a.last_verified_at <= m.moment THEN a.last_verified_at END
-    FROM asserted a
-    CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
+    SELECT l.workspace_id, l.id, m.moment,
+           coalesce(lead(m.moment) OVER (PARTITION BY l.id ORDER BY m.moment), 'infinity'),
+           l.status, l.status_reason, l.load_bearing AND coalesce(l.load_bearing_set_at <= m.moment, true),
+           l.load_bearing_suggested,
+           CASE WHEN l.confirmed_at <= m.moment THEN l.confirmed_by END,
+           CASE WHEN l.confirmed_at <= m.moment THEN l.confirmed_at END,
+           CASE WHEN l.last_verified_at <= m.moment THEN l.last_verified_at END
+    FROM logged l
     CROSS JOIN LATERAL (SELECT DISTINCT x AS moment
-                        FROM unnest(ARRAY[t.instant, a.confirmed_at, a.load_bearing_set_at,
-                                          a.last_verified_at]) x
-                        WHERE x >= t.instant) m
-    ORDER BY a.id, m.moment;
+                        FROM unnest(ARRAY[l.instant, l.confirmed_at, l.load_bearing_set_at,
+                                          l.last_verified_at]) x
+                        WHERE x >= l.instant) m
+    ORDER BY l.id, m.moment;
     RETURN NULL;
   END
   $$;
@@ -150,9 +202,14 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
     confirmed boolean := NEW.confirmed_by IS NOT NULL;
     instant timestamptz;
   BEGIN
-    instant := greatest(now(), (SELECT s.since FROM public.item_states s
-                                WHERE s.workspace_id = NEW.workspace_id AND s.item_id = NEW.id
-                                  AND s.until = 'infinity'));
+    IF (NEW.redacted_at IS NULL OR OLD.redacted_at IS NOT NULL)
+       AND (NEW.status, NEW.status_reason, NEW.load_bearing, NEW.load_bearing_suggested, NEW.confirmed_by,
+            NEW.confirmed_at, NEW.last_verified_at)
+           IS NOT DISTINCT FROM (OLD.status, OLD.status_reason, OLD.load_bearing, OLD.load_bearing_suggested,
+                                 OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
+      RETURN NEW;
+    END IF;
+    instant := greatest(now(), public.mneia_item_history(OLD));
     -- R16/R18: a redaction (privacy.sql) is one event, its reason the policy's word, no text; the
     -- reasons it blanks are no note. Its states and earlier events lose their text there too.
     IF NEW.redacted_at IS NOT NULL AND OLD.redacted_at IS NULL THEN

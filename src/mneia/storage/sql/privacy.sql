@@ -238,6 +238,7 @@ CREATE FUNCTION public.mneia_holds_log() RETURNS trigger
       RETURN NEW;
     END IF;
     SELECT i.* INTO held FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.item_id;
+    PERFORM public.mneia_item_history(held);
     PERFORM public.mneia_item_event(held, coalesce(NEW.released_by, NEW.placed_by), now(),
       CASE WHEN TG_OP = 'INSERT' THEN 'HELD' ELSE 'RELEASED' END, held.status, held.load_bearing,
       held.confirmed_by IS NOT NULL, NEW.reason, jsonb_build_object('hold', NEW.id));
