@@ -26,7 +26,7 @@ GRANT USAGE, CREATE ON SCHEMA public TO mneia_owner;
 GRANT USAGE ON SCHEMA public TO mneia_app;
 
 -- btree_gin, a contrib extension the embedded server and Debian's both ship:
--- its operator classes let a text index lead with the tenant's columns
+-- its operator classes let a text index lead with the tenant's project
 -- (items_search, tables.sql). It is trusted, so a database's owner may create
 -- it without being a superuser, on hosted servers too; its functions are
 -- index support (internal arguments), which no SQL statement can call.
