@@ -17,6 +17,7 @@ import errno
 import gc
 import json
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -458,9 +459,27 @@ def run_bootstrap(args: argparse.Namespace) -> None:
             )
         )
         return
+    if args.token:
+        print(made.token)
+        return
     print(f"Workspace {args.workspace!r} created: {made.workspace_id}")
     print(f"Human {args.human!r}: {made.actor_id}")
     print(f"Token (shown once, store it now): {made.token}")
+
+
+def run_gql(args: argparse.Namespace) -> None:
+    from mneia import gql
+    from mneia.capture import remote
+
+    try:
+        lines = gql.run(args.document, args.variables, args.get or [], os.environ)
+    except gql.Refused as exc:
+        raise CliError(str(exc), status=2) from None
+    except remote.RemoteError as exc:
+        reason = f" ({exc.reason})" if exc.reason and exc.code != remote.UNREACHABLE else ""
+        raise CliError(f"{exc.code}: {exc.message}{reason}") from None
+    for line in lines:  # a rendered text ends with its own newline
+        print(line, end="" if line.endswith("\n") else "\n")
 
 
 def _moment(value: str) -> datetime:
@@ -943,6 +962,26 @@ def parser() -> argparse.ArgumentParser:
     schema_cmd = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     schema_cmd.set_defaults(run=run_schema)
 
+    gql_cmd = commands.add_parser(
+        "gql",
+        help="send one GraphQL operation to MNEIA_URL with MNEIA_TOKEN and print its data",
+        description="Send one GraphQL operation to a Mneia server and print its data as JSON.",
+        epilog="environment: MNEIA_URL (default http://127.0.0.1:8000), MNEIA_TOKEN (the sender's token)",
+    )
+    gql_cmd.add_argument(
+        "document", metavar="OPERATION", help="the GraphQL document, or - to read it from stdin"
+    )
+    gql_cmd.add_argument(
+        "variables", nargs="*", metavar="NAME=VALUE", help="a string variable; NAME:=JSON for any other value"
+    )
+    gql_cmd.add_argument(
+        "--get",
+        action="append",
+        metavar="PATH",
+        help="print only the value at PATH of the data (e.g. createProject.id); repeatable",
+    )
+    gql_cmd.set_defaults(run=run_gql)
+
     _capture_commands(commands)  # capture: hook, hooks, sync
     _import_commands(commands)  # import, export
     _backup_commands(commands)  # backup, restore
@@ -958,7 +997,13 @@ def parser() -> argparse.ArgumentParser:
     boot.add_argument(
         "--human", required=True, type=_non_empty, metavar="NAME", help="its first human's name"
     )
-    boot.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
+    shown = boot.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
+    shown.add_argument(
+        "--token",
+        action="store_true",
+        help="print the token alone (ALICE=$(mneia admin bootstrap … --token))",
+    )
     _data_dir_option(boot)
     boot.set_defaults(run=run_bootstrap)
     sweep_cmd = admin_commands.add_parser(
