@@ -19,7 +19,7 @@ from mneia.schema.event import ItemEvent
 from mneia.schema.loading import now_or_later
 from mneia.schema.page import PageInfo
 from mneia.schema.project import Project
-from mneia.schema.reading import View
+from mneia.schema.reading import Loaders, View
 from mneia.schema.scalars import Duration
 from mneia.schema.session import Session
 from mneia.storage.actor import ActorRecord
@@ -289,7 +289,7 @@ class Item:
         )
 
 
-async def _hidden_links(loaders: Any, record: ItemRecord) -> list[str]:
+async def _hidden_links(loaders: Loaders, record: ItemRecord) -> list[str]:
     hidden = []
     if record.supersedes_id is not None and await loaders.item.load(record.supersedes_id) is None:
         hidden.append("supersedes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import strawberry
@@ -15,7 +16,7 @@ from mneia.schema.scalars import Duration
 from mneia.storage.privacy import HoldRecord, PolicyRecord
 
 
-async def _project(view: View, project_id: object) -> Project | None:
+async def _project(view: View, project_id: uuid.UUID | None) -> Project | None:
     if project_id is None:
         return None
     found = await view.loaders.project.load(project_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import strawberry
 
 from mneia.schema.loading import now_or_later
@@ -16,7 +18,7 @@ from mneia.storage.project import ProjectRecord
 class Project:
     id: strawberry.ID = strawberry.field(description="The project's id.")
     name: str = strawberry.field(description="The project's name.")
-    team_id: strawberry.Private[object]
+    team_id: strawberry.Private[uuid.UUID | None]
 
     @strawberry.field(
         description="The team the project belongs to, whose function sets its default quotas; null when none."

@@ -12,6 +12,7 @@ moment (R9). The request itself offers only what no moment changes.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -21,15 +22,49 @@ import strawberry
 from mneia.storage.item import ItemRecord
 
 
+class Loader(Protocol):
+    def load(self, key: uuid.UUID, /) -> Any:
+        """The value for ``key``: a value now or an awaitable (schema.loading), which the fields
+        pass on to graphql-core as they are, so typed loosely on purpose."""
+
+
+class Loaders(Protocol):
+    """DataLoaders by kind, each keyed by an id, answering as of the view's moment."""
+
+    @property
+    def actor(self) -> Loader: ...
+    @property
+    def identity(self) -> Loader: ...
+    @property
+    def team(self) -> Loader: ...
+    @property
+    def project(self) -> Loader: ...
+    @property
+    def session(self) -> Loader: ...
+    @property
+    def item(self) -> Loader: ...
+    @property
+    def successor(self) -> Loader: ...
+    @property
+    def chain(self) -> Loader: ...
+    @property
+    def disputes(self) -> Loader: ...
+    @property
+    def dispute(self) -> Loader: ...
+    @property
+    def proposal(self) -> Loader: ...
+    @property
+    def proposals(self) -> Loader: ...
+    @property
+    def held(self) -> Loader: ...
+    @property
+    def events(self) -> Loader: ...
+
+
 class View(Protocol):
     @property
-    def loaders(self) -> Any:
-        """DataLoaders by kind (actor, team, project, session, item, successor, chain, disputes,
-        dispute, proposals, events), answering as of the view's moment.
-
-        Their ``load`` answers a value now or an awaitable (schema.loading), which
-        the fields pass on to graphql-core as they are: typed loosely on purpose.
-        """
+    def loaders(self) -> Loaders:
+        """The DataLoaders as of the view's moment."""
 
     @property
     def moment(self) -> datetime | None:
@@ -49,7 +84,7 @@ class View(Protocol):
 
 class Reader(Protocol):
     @property
-    def loaders(self) -> Any:
+    def loaders(self) -> Loaders:
         """The present's DataLoaders, for what no moment changes: actors, teams, projects."""
 
     @property

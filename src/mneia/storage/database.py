@@ -73,7 +73,7 @@ class TransactionEnded(RuntimeError):
     """A statement sent after its transaction ended: the connection may be another request's now."""
 
 
-_DIALECT = asyncpg_dialect()
+_DIALECT = asyncpg_dialect()  # type: ignore[no-untyped-call]  # SQLAlchemy's dialects are untyped
 
 
 DRIVEN_OBSERVERS: list[Callable[[Engine, str], None]] = []
@@ -83,7 +83,8 @@ DRIVEN_OBSERVERS: list[Callable[[Engine, str], None]] = []
 
 def _typed(given: TypeEngine[Any]) -> TypeEngine[Any]:
     """The dialect's own implementation of a type (asyncpg's Interval, say), as SQLAlchemy uses."""
-    return _DIALECT.type_descriptor(given)
+    described: TypeEngine[Any] = _DIALECT.type_descriptor(given)  # type: ignore[no-untyped-call]
+    return described
 
 
 class Driven:

@@ -123,4 +123,5 @@ async def keep(tx: Tx, key: str, value: str, seconds: int) -> None:
 
 async def take(tx: Tx, key: str) -> str | None:
     """The value kept under ``key``, once; None after that, or once it expired."""
-    return (await tx.execute(_TAKE, {"key": key})).scalar_one()
+    value: str | None = (await tx.execute(_TAKE, {"key": key})).scalar_one()
+    return value

@@ -96,4 +96,5 @@ async def record(tx: Tx, project_id: uuid.UUID, entries: Sequence[Entry]) -> Non
 
 async def recorded_at(tx: Tx) -> datetime:
     """The transaction's time, which the database records every write at (and checks saidAt by)."""
-    return (await tx.execute(select(func.now()))).scalar_one()
+    moment: datetime = (await tx.execute(select(func.now()))).scalar_one()
+    return moment

@@ -115,7 +115,8 @@ async def _client_id(tx: Tx, tool: str | None, version: str | None) -> uuid.UUID
             clients.c.tool.is_not_distinct_from(tool), clients.c.version.is_not_distinct_from(version)
         )
     )
-    return found.scalar_one()
+    client_id: uuid.UUID = found.scalar_one()
+    return client_id
 
 
 async def start(

@@ -12,7 +12,9 @@ and in every foreign key, so the tables can be distributed by workspace later.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -76,19 +78,19 @@ class Word(TypeDecorator[StrEnum]):
         return process
 
 
-def _ws() -> Column:
+def _ws() -> Column[uuid.UUID]:
     return Column("workspace_id", UUID(as_uuid=True), primary_key=True)
 
 
-def _id() -> Column:
+def _id() -> Column[uuid.UUID]:
     return Column("id", UUID(as_uuid=True), primary_key=True)
 
 
-def _uuid(name: str, nullable: bool = False) -> Column:
+def _uuid(name: str, nullable: bool = False) -> Column[uuid.UUID]:
     return Column(name, UUID(as_uuid=True), nullable=nullable)
 
 
-def _at(name: str, nullable: bool = False) -> Column:
+def _at(name: str, nullable: bool = False) -> Column[datetime]:
     return Column(name, DateTime(timezone=True), nullable=nullable)
 
 
