@@ -35,10 +35,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import asyncpg
 from alembic.util import CommandError
-from sqlalchemy import pool, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia import version
 from mneia.config import APP_ROLE, Settings, async_url
@@ -152,43 +151,14 @@ def database(settings: Settings, told: Callable[[str], None] = quiet) -> Iterato
         server.stop()
 
 
-def _probe_engine(url: str) -> AsyncEngine:
-    return create_async_engine(
-        async_url(url), poolclass=pool.NullPool, connect_args={"timeout": CONNECT_TIMEOUT}
-    )
-
-
-async def _probe(url: str) -> None:
-    engine = _probe_engine(url)
-    try:
-        async with engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
-    finally:
-        await engine.dispose()
-
-
 def reachable(url: str, *, who: str = "") -> None:
     """Connect once, so that a wrong host, port or password fails here with one line."""
+    from mneia.storage import health
+
     try:
-        asyncio.run(_probe(url))
+        asyncio.run(health.answers(url, connect_timeout=CONNECT_TIMEOUT))
     except (OSError, TimeoutError, SQLAlchemyError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
         raise CliError(f"cannot reach the database{who} at {shown(url)}: {reason(exc)}") from None
-
-
-# ALTER ROLE takes no bind parameters: PostgreSQL itself quotes the literal (%L).
-_ALTER_PASSWORD = text(
-    "SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:password AS text))"
-)
-
-
-async def _set_app_password(admin_url: str, password: str) -> None:
-    engine = _probe_engine(admin_url)
-    try:
-        async with engine.begin() as connection:
-            statement = await connection.scalar(_ALTER_PASSWORD, {"role": APP_ROLE, "password": password})
-            await connection.exec_driver_sql(statement)
-    finally:
-        await engine.dispose()
 
 
 def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quiet) -> None:
@@ -212,7 +182,7 @@ def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quie
             else "the schema is at the latest revision"
         )
         if settings.app_password:
-            asyncio.run(_set_app_password(db.admin_url, settings.app_password))
+            asyncio.run(migration.set_password(db.admin_url, APP_ROLE, settings.app_password))
     except (OSError, SQLAlchemyError, CommandError) as exc:
         raise CliError(f"migrating {db.description} failed: {reason(exc)}") from None
 
@@ -223,19 +193,10 @@ def head_revisions() -> set[str]:
     return migration.heads()
 
 
-async def _current_revisions(admin_url: str) -> set[str] | None:
-    engine = _probe_engine(admin_url)
-    try:
-        from mneia.storage import migration
-
-        async with engine.connect() as connection:
-            return await migration.current(connection)
-    finally:
-        await engine.dispose()
-
-
 def require_migrated(db: Database) -> None:
-    current = asyncio.run(_current_revisions(db.admin_url))
+    from mneia.storage import health
+
+    current = asyncio.run(health.revisions_at(db.admin_url))
     if current is None:
         raise CliError(f"{db.description} has no Mneia schema yet; run `mneia migrate` first")
     if current != head_revisions():
@@ -733,7 +694,7 @@ def _size(count: int) -> str:
 
 
 def run_backup(args: argparse.Namespace) -> None:
-    from mneia.storage import backup
+    from mneia.storage import backup, health
 
     settings = _settings(args)
     embedded = not settings.database_url
@@ -742,7 +703,7 @@ def run_backup(args: argparse.Namespace) -> None:
             backup.candidates("pg_dump", embedded=True)
         with database(settings) as db:
             reachable(db.admin_url)
-            if asyncio.run(_current_revisions(db.admin_url)) is None:
+            if asyncio.run(health.revisions_at(db.admin_url)) is None:
                 raise CliError(f"{db.description} has no Mneia schema; there is nothing to back up")
             tool = backup.pg_dump_for(asyncio.run(backup.server_major(db.admin_url)), embedded=embedded)
             made = backup.dump(db.admin_url, args.file, tool)

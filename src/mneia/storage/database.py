@@ -23,7 +23,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar, overload
 
 import asyncpg
-from sqlalchemy import ClauseElement, ColumnElement, Executable, any_, bindparam, text
+from sqlalchemy import ClauseElement, ColumnElement, Executable, any_, bindparam, pool, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import CursorResult, Engine
@@ -57,6 +57,13 @@ def create_engine(url: str, *, pool_size: int = 20, application_name: str = "mne
         pool_pre_ping=False,
         pool_recycle=1800,
         connect_args={"server_settings": {"application_name": application_name}},
+    )
+
+
+def lone_engine(url: str, *, connect_timeout: float = 10.0) -> AsyncEngine:
+    """An engine that keeps no connection: for a command's one-off statements (a probe, a password)."""
+    return create_async_engine(
+        async_url(url), poolclass=pool.NullPool, connect_args={"timeout": connect_timeout}
     )
 
 

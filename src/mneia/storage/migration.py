@@ -91,3 +91,22 @@ _REVOKE_REVISION = _WHEN_BOTH_EXIST % "REVOKE ALL ON public.alembic_version FROM
 def revision_readable(connection: Connection, readable: bool) -> None:
     """Grant (or revoke) the server's role SELECT on alembic_version, when both exist."""
     connection.exec_driver_sql(_GRANT_REVISION if readable else _REVOKE_REVISION)
+
+
+# ALTER ROLE takes no bind parameters: PostgreSQL itself quotes the literal (%L).
+_ALTER_PASSWORD = text(
+    "SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:role AS text), CAST(:password AS text))"
+)
+
+
+async def set_password(admin_url: str, role: str, password: str) -> None:
+    """Set ``role``'s password (the server's login role, after a migration made it)."""
+    from mneia.storage.database import lone_engine
+
+    engine = lone_engine(admin_url)
+    try:
+        async with engine.begin() as connection:
+            statement = await connection.scalar(_ALTER_PASSWORD, {"role": role, "password": password})
+            await connection.exec_driver_sql(statement)
+    finally:
+        await engine.dispose()
