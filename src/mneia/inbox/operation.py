@@ -17,10 +17,8 @@ from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-from strawberry.schema.base import BaseSchema
-
 from mneia.resolvers.context import Context
+from mneia.resolvers.inprocess import InProcess
 from mneia.storage.database import Tx
 from mneia.storage.notification import Hub
 
@@ -209,23 +207,14 @@ class Outcome:
         return {str(error.get("extensions", {}).get("code")) for error in self.errors}
 
 
-class Api:
-    """The application's schema, run in-process for one person's token."""
+class Api(InProcess):
+    """The application's schema, run in-process for one person's token (``resolvers.inprocess``)."""
 
-    def __init__(self, schema: BaseSchema, engine: AsyncEngine, hub: Hub) -> None:
-        self.schema = schema
-        self.engine = engine
-        self.hub = hub
-
-    def context(self, token: str) -> Context:
-        return Context(engine=self.engine, bearer=token, hub=self.hub)
+    hub: Hub
 
     async def run(self, token: str, query: str, variables: dict[str, Any] | None = None) -> Outcome:
-        result = await self.schema.execute(
-            query, variable_values=variables, context_value=self.context(token)
-        )
-        errors: list[dict[str, Any]] = [dict(error.formatted) for error in result.errors or []]
-        return Outcome(result.data, errors)
+        data, errors = await self.execute(token, query, variables)
+        return Outcome(data, errors)
 
     async def raised(self, token: str, project: str | None) -> AsyncGenerator[str, None]:
         """``ready`` once both subscriptions listen, then ``dispute`` or ``proposal`` each time one is

@@ -10,7 +10,7 @@ and keeps the handshake's ``clientInfo`` for the session's life, so the
 client's name and version reach every Mneia session the connection starts.
 
 Tools run the serving process's own GraphQL schema with the caller's token
-(``LocalApi``): the same Strawberry schema, extensions and request context as
+(``LocalApi`` over ``resolvers.inprocess``): the same Strawberry schema, extensions and request context as
 ``/graphql``, so they are authorised and confined by row-level
 security exactly as ``/graphql`` is. The token is checked again there, in
 every operation's transaction, so a revocation takes effect at once.
@@ -47,7 +47,7 @@ from mneia.mcp import server
 from mneia.mcp.affinity import Affinity
 from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
-from mneia.resolvers.context import Context
+from mneia.resolvers.inprocess import InProcess
 from mneia.resolvers.root import MneiaSchema
 from mneia.storage import failures, token
 from mneia.storage.database import transaction
@@ -65,20 +65,17 @@ CLAUDE_SESSION_HEADER = "x-claude-code-session-id"
 
 
 class LocalApi:
-    """The serving process's own schema, run for one token: what ``/graphql`` would answer it."""
+    """The serving process's own schema, run for one token (``resolvers.inprocess``)."""
 
-    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, token: str) -> None:
-        self.schema = schema
-        self.engine = engine
-        self.hub = hub
+    def __init__(self, local: InProcess, token: str) -> None:
+        self.local = local
         self.token = token
 
     async def run(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        context = Context(engine=self.engine, bearer=self.token, hub=self.hub)
-        result = await self.schema.execute(document, variable_values=variables or {}, context_value=context)
-        if result.errors:
-            raise_errors([dict(error.formatted) for error in result.errors])
-        return dict(result.data or {})
+        data, errors = await self.local.execute(self.token, document, variables)
+        if errors:
+            raise_errors(errors)
+        return dict(data or {})
 
 
 class Unavailable(AuthenticationError):
@@ -125,9 +122,7 @@ class HttpBackend:
     project_setting = "the X-Mneia-Project header"
 
     def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None) -> None:
-        self.schema = schema
-        self.engine = engine
-        self.hub = hub
+        self.local = InProcess(schema, engine, hub)
 
     def _token(self) -> str:
         access = get_access_token()
@@ -136,7 +131,7 @@ class HttpBackend:
         return access.token
 
     def api(self) -> Api:
-        return LocalApi(self.schema, self.engine, self.hub, self._token())
+        return LocalApi(self.local, self._token())
 
     def connection(self) -> Hashable:
         # A stateful connection is its MCP session; without one (a sessionless request),
