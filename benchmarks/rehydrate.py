@@ -94,7 +94,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
 from mneia.rehydration import candidates, profile, render, slice, tokens
-from mneia.resolvers.context import Context
+from mneia.resolvers.request.context import Context
 from mneia.storage import workspace
 from mneia.storage.database import Tx, create_engine
 from mneia.storage.ids import new_id

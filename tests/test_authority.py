@@ -467,8 +467,8 @@ def test_r3_every_human_only_field_carries_the_permission_and_says_so() -> None:
     description follows from it; the refusals above cover every such mutation."""
     from strawberry.permission import PermissionExtension
 
-    from mneia.resolvers.permission import HUMAN_ONLY as SAID
-    from mneia.resolvers.permission import HumanOnly
+    from mneia.resolvers.request.permission import HUMAN_ONLY as SAID
+    from mneia.resolvers.request.permission import HumanOnly
     from mneia.resolvers.root import Mutation, build_schema
 
     name = build_schema().config.name_converter.get_graphql_name

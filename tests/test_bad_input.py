@@ -123,7 +123,8 @@ async def test_r14_unparsable_scalar_literal_names_the_field(
     await refused_as_bad_input(api, world.agent.token, query, field, p=world.project_id)
 
 
-# Text PostgreSQL cannot hold, refused for the whole request before any resolver (resolvers.execution).
+# Text PostgreSQL cannot hold, refused for the whole request before any resolver
+# (resolvers.request.execution).
 TEXT_CASES: dict[str, tuple[dict[str, Any], str]] = {
     "f9-nul-in-statement": ({"statement": "Deploys\x00 go through CI"}, "input.statement"),
     "f9-lone-surrogate-in-details": ({"details": "emoji half \ud83d"}, "input.details"),
@@ -312,7 +313,7 @@ def every_field(type_name: str, depth: int = 2) -> str:
     return " ".join(parts)
 
 
-# Within the document limits (resolvers.limit): every field of Item once, the rest what can fail.
+# Within the document limits (resolvers.request.limit): every field of Item once, the rest what can fail.
 MOMENTS = "id stale rendered decayAfter assertedAt validFrom validTo lastVerifiedAt"
 READ_EVERYTHING = f"""query($p: ID!, $i: ID!, $t: DateTime!) {{
   items(projectId: $p, first: 10) {{ totalCount nodes {{ {every_field("Item", depth=1)} }} }}

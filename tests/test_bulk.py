@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from graphql import parse
 from mneia.resolvers.assertion import BATCH_LIMIT
-from mneia.resolvers.cost import ASSERTION_WEIGHT, measure
-from mneia.resolvers.limit import LIMITS
+from mneia.resolvers.request.cost import ASSERTION_WEIGHT, measure
+from mneia.resolvers.request.limit import LIMITS
 from mneia.resolvers.root import build_schema
 from mneia.storage import bulk, token
 from mneia.storage.database import transaction

@@ -1,6 +1,6 @@
 """Plain fields completed without graphql-core's per-field machinery answer as graphql-core does.
 
-``resolvers.completion`` reads a plain field's attribute (or calls its
+``resolvers.request.completion`` reads a plain field's attribute (or calls its
 ``self``-only method) and coerces it in one loop. These tests run the same
 operations through the server's executor and through graphql-core's own
 (the same schema with ``Completion`` taken out) and compare the whole answer:
@@ -20,9 +20,9 @@ import pytest
 import strawberry
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.resolvers.completion import Completion, kind_of
-from mneia.resolvers.context import Context
-from mneia.resolvers.execution import Execution
+from mneia.resolvers.request.completion import Completion, kind_of
+from mneia.resolvers.request.context import Context
+from mneia.resolvers.request.execution import Execution
 from mneia.resolvers.root import MneiaSchema, build_schema
 from tests.graphql import Api, World
 

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from graphql import GraphQLError
 from mneia.app import create_app
 from mneia.config import app_url, async_url
-from mneia.resolvers.errors import present
+from mneia.resolvers.request.errors import present
 from mneia.storage.database import TransactionEnded, create_engine, transaction
 from mneia.storage.token import digest
 from tests.graphql import World

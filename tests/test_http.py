@@ -224,7 +224,7 @@ def test_accept_header_chooses_the_media_type(accept: str | None, chosen: str) -
     assert negotiated(accept) == chosen
 
 
-# A syntax error's code is the error boundary's (resolvers.errors); ParserCache raises it
+# A syntax error's code is the error boundary's (resolvers.request.errors); ParserCache raises it
 # outside the operation hook today, so only its message is asserted here.
 INVALID_DOCUMENTS = {
     "parse error": ("{", {}, None),

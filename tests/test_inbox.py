@@ -30,8 +30,8 @@ from mneia.inbox.cookie import csrf_for
 from mneia.inbox.operation import DECIDED, HISTORY, ITEMS, SHOWN, Target, action_document
 from mneia.inbox.operation import DISPUTES as DISPUTES_READ
 from mneia.inbox.operation import PROPOSALS as PROPOSALS_READ
-from mneia.resolvers.cost import measure
-from mneia.resolvers.limit import LIMITS, refusals
+from mneia.resolvers.request.cost import measure
+from mneia.resolvers.request.limit import LIMITS, refusals
 from mneia.resolvers.root import build_schema
 from tests.graphql import Api, World
 from tests.inbox import DISPUTES, PROPOSALS, RENDERED, Browser, review

@@ -17,7 +17,7 @@ ran (no error has a ``path``), or, for what a JSON body may not carry at all
 levels), a 400 with a JSON error; and the whole database must be the same
 afterwards. Subscriptions are left out: over HTTP they are refused before
 execution, and over a websocket they run through the same executor
-(resolvers.execution).
+(resolvers.request.execution).
 
 Schemathesis (its GraphQL support, over hypothesis-graphql) adds whole
 documents drawn from the schema, valid and invalid, with the same bad

@@ -30,9 +30,9 @@ from websockets.typing import Subprotocol
 from graphql import get_introspection_query, parse
 from mneia.app import MneiaGraphQL, create_app
 from mneia.config import app_url
-from mneia.resolvers.cost import SLICE_WEIGHT, TEXT_WEIGHT, TOKENS_PER_UNIT, WRITE_WEIGHT, measure
-from mneia.resolvers.document import DocumentCache
-from mneia.resolvers.limit import LIMITS
+from mneia.resolvers.request.cost import SLICE_WEIGHT, TEXT_WEIGHT, TOKENS_PER_UNIT, WRITE_WEIGHT, measure
+from mneia.resolvers.request.document import DocumentCache
+from mneia.resolvers.request.limit import LIMITS
 from mneia.resolvers.root import MneiaSchema, build_schema
 from mneia.storage.database import create_engine
 from tests.graphql import Api, World

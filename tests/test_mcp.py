@@ -26,7 +26,7 @@ from graphql import FieldNode, GraphQLObjectType, TypeInfo, TypeInfoVisitor, Vis
 from mneia.app import create_app
 from mneia.config import app_url
 from mneia.mcp import budget, operations
-from mneia.resolvers.permission import HUMAN_ONLY
+from mneia.resolvers.request.permission import HUMAN_ONLY
 from mneia.resolvers.root import build_schema
 from mneia.storage.database import create_engine
 from tests.graphql import Api, World

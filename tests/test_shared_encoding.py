@@ -1,4 +1,5 @@
-"""A subscription class's data is encoded once (resolvers.execution.SharedData, http.view.encode_json).
+"""A subscription class's data is encoded once (resolvers.request.execution.SharedData,
+http.view.encode_json).
 
 Every subscriber's ``next`` message must be exactly the JSON the view writes
 for any message (``http.encoding``): the shared text is only wrapped with each
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from mneia.http.encoding import encoded
 from mneia.http.view import GraphQLOverHTTP
-from mneia.resolvers.execution import SharedData
+from mneia.resolvers.request.execution import SharedData
 
 # encode_json reads nothing of the view's state: a bare instance serves.
 VIEW = GraphQLOverHTTP.__new__(GraphQLOverHTTP)

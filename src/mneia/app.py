@@ -39,7 +39,7 @@ from mneia.http.refusal import Refusal
 from mneia.http.view import GraphQLOverHTTP
 from mneia.inbox import oidc
 from mneia.mcp.http import Endpoint
-from mneia.resolvers.context import Context, bearer_token
+from mneia.resolvers.request.context import Context, bearer_token
 from mneia.resolvers.root import MneiaSchema, build_schema
 from mneia.storage.notification import Hub
 

@@ -2,7 +2,7 @@
 
 The least recently used entries leave first to make room; an entry larger
 than the whole budget is never kept (and evicts nothing). The document cache
-(resolvers/document.py) and the persisted queries (http/persisted.py) are
+(resolvers/request/document.py) and the persisted queries (http/persisted.py) are
 both this, with their own idea of an entry's weight.
 """
 

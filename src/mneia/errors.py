@@ -1,6 +1,6 @@
 """Domain errors, each carrying the contract's error code (R14).
 
-Code below the GraphQL layer raises these; ``resolvers.errors`` turns them into
+Code below the GraphQL layer raises these; ``resolvers.request.errors`` turns them into
 GraphQL errors with ``extensions.code`` at one boundary. Anything else that
 escapes a resolver is masked to the client and logged.
 """

@@ -31,8 +31,8 @@ from mneia.http.media import JSON, content_type, negotiated
 from mneia.http.outcome import Exchange, outcome
 from mneia.http.persisted import PersistedQueries
 from mneia.http.refusal import Refusal, bad_parameter, from_strawberry
-from mneia.resolvers.context import bearer_token
-from mneia.resolvers.execution import SharedData
+from mneia.resolvers.request.context import bearer_token
+from mneia.resolvers.request.execution import SharedData
 
 
 class PendingResponse(Response):
@@ -160,7 +160,7 @@ class GraphQLOverHTTP(GraphQL):
 
     def encode_json(self, data: object) -> str:
         """Compact JSON (``http.encoding``); a subscription's ``next`` message around a class's shared
-        data wraps the text encoded once for the class (resolvers.execution.SharedData)."""
+        data wraps the text encoded once for the class (resolvers.request.execution.SharedData)."""
         payload = data.get("payload") if isinstance(data, dict) and data.get("type") == "next" else None
         if isinstance(data, dict) and len(data) == 3 and isinstance(payload, dict) and len(payload) == 1:
             shared = payload.get("data")

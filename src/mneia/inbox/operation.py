@@ -5,7 +5,7 @@ own. Each operation runs through ``schema.execute`` with a ``Context`` that
 carries the signed-in person's token, exactly as an HTTP request to
 ``/graphql`` would: one transaction, authenticated by the database, bound by
 row-level security, committed only when the operation produced no error
-(resolvers/extension.py). What a person may see and do in the inbox is
+(resolvers/request/extension.py). What a person may see and do in the inbox is
 therefore what the API lets that token see and do, nothing more.
 """
 
@@ -17,8 +17,8 @@ from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from mneia.resolvers.context import Context
-from mneia.resolvers.inprocess import InProcess
+from mneia.resolvers.request.context import Context
+from mneia.resolvers.request.inprocess import InProcess
 from mneia.storage.database import Tx
 from mneia.storage.notification import Hub
 
@@ -208,7 +208,7 @@ class Outcome:
 
 
 class Api(InProcess):
-    """The application's schema, run in-process for one person's token (``resolvers.inprocess``)."""
+    """The application's schema, run in-process for one person's token (``resolvers.request.inprocess``)."""
 
     hub: Hub
 

@@ -44,7 +44,7 @@ from mneia.inbox.operation import (
     Target,
     action_document,
 )
-from mneia.resolvers.context import pasted_token
+from mneia.resolvers.request.context import pasted_token
 
 MAX_FORM_BYTES = 256 * 1024
 KEEPALIVE_SECONDS = 10.0

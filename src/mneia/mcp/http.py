@@ -10,8 +10,8 @@ and keeps the handshake's ``clientInfo`` for the session's life, so the
 client's name and version reach every Mneia session the connection starts.
 
 Tools run the serving process's own GraphQL schema with the caller's token
-(``LocalApi`` over ``resolvers.inprocess``): the same Strawberry schema, extensions and request context as
-``/graphql``, so they are authorised and confined by row-level
+(``LocalApi`` over ``resolvers.request.inprocess``): the same Strawberry
+schema, extensions and request context as ``/graphql``, so they are authorised and confined by row-level
 security exactly as ``/graphql`` is. The token is checked again there, in
 every operation's transaction, so a revocation takes effect at once.
 
@@ -47,7 +47,7 @@ from mneia.mcp import server
 from mneia.mcp.affinity import Affinity
 from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
-from mneia.resolvers.inprocess import InProcess
+from mneia.resolvers.request.inprocess import InProcess
 from mneia.resolvers.root import MneiaSchema
 from mneia.storage import failures, token
 from mneia.storage.database import transaction
@@ -65,7 +65,7 @@ CLAUDE_SESSION_HEADER = "x-claude-code-session-id"
 
 
 class LocalApi:
-    """The serving process's own schema, run for one token (``resolvers.inprocess``)."""
+    """The serving process's own schema, run for one token (``resolvers.request.inprocess``)."""
 
     def __init__(self, local: InProcess, token: str) -> None:
         self.local = local

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
+from mneia.resolvers.request.context import Info
 from mneia.resolvers.token import issue
 from mneia.schema.actor import Actor
 from mneia.schema.enums import ActorKind

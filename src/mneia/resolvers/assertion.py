@@ -23,7 +23,6 @@ import strawberry
 
 from mneia.authority import TYPED, Source, confirms
 from mneia.errors import BadInput, Conflict, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
     confidence,
     optional_text,
@@ -34,6 +33,7 @@ from mneia.resolvers.inputs import (
 )
 from mneia.resolvers.item import suggest
 from mneia.resolvers.project import work_in
+from mneia.resolvers.request.context import Info
 from mneia.schema.item import AssertItemInput, Item
 from mneia.storage import actor, bulk, dispute, item, project
 from mneia.storage.item import ItemRecord, NewItem

@@ -13,10 +13,10 @@ import strawberry
 
 from mneia.authority import CHANGEABLE, require_status_change
 from mneia.errors import BadInput, Conflict, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, visible_item
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.dispute import Dispute
 from mneia.schema.enums import DisputeStatus
 from mneia.storage import dispute, item

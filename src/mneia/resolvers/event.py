@@ -11,9 +11,9 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import decode_cursor, encode_cursor, page_size
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.event import ItemEvent
 from mneia.schema.item import ItemEventPage
 from mneia.schema.page import PageInfo

@@ -32,7 +32,6 @@ from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.rehydration import handoff as text
 from mneia.rehydration import render, tokens
 from mneia.resolvers.assertion import Assertion, write_assertions
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
     decode_cursor,
     encode_cursor,
@@ -42,6 +41,7 @@ from mneia.resolvers.inputs import (
     required_text,
 )
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.resolvers.supersession import write_supersession
 from mneia.resolvers.view import View
 from mneia.schema.actor import Actor

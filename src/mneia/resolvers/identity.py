@@ -17,7 +17,7 @@ import strawberry
 
 from mneia.config import region
 from mneia.errors import BadInput
-from mneia.resolvers.context import Info
+from mneia.resolvers.request.context import Info
 from mneia.schema.actor import Actor, Workspace
 from mneia.schema.enums import ActorKind
 from mneia.schema.invitation import Invitation

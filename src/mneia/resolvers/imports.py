@@ -35,10 +35,10 @@ import strawberry
 from mneia.authority import Source, require_changeable, require_status_change
 from mneia.errors import BadInput, HumanRequired, NotFound
 from mneia.resolvers.assertion import Assertion, write_assertion, write_assertions
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import deep_link, optional_text, parse_id, redacted_kinds, required_text
 from mneia.resolvers.item import changed
 from mneia.resolvers.project import project_to_work_in
+from mneia.resolvers.request.context import Info
 from mneia.resolvers.supersession import Replaced, write_supersession
 from mneia.schema.imports import (
     ImportAction,

@@ -1,7 +1,7 @@
 """Argument checks shared by the resolvers. Each error names the field (R14).
 
 ``text_problem`` is the rule every string of a request obeys, checked once
-for the whole request before any resolver runs (resolvers.execution); the
+for the whole request before any resolver runs (resolvers.request.execution); the
 other checks here are per field.
 """
 

@@ -15,7 +15,6 @@ import strawberry
 
 from mneia.authority import require_changeable, require_status_change
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import (
     decode_cursor,
     encode_cursor,
@@ -25,6 +24,7 @@ from mneia.resolvers.inputs import (
     required_text,
 )
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.item import Item, ItemFilter, ItemPage
 from mneia.schema.page import PageInfo
 from mneia.schema.proposal import Proposal

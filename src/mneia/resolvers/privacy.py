@@ -8,8 +8,8 @@ from typing import Annotated
 import strawberry
 
 from mneia.errors import BadInput, Conflict, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import parse_id, required_text
+from mneia.resolvers.request.context import Info
 from mneia.schema.actor import Actor
 from mneia.schema.item import Item
 from mneia.schema.privacy import LegalHold, RedactionNotice, RetentionPolicy, RetentionPolicyInput

@@ -8,9 +8,9 @@ from typing import Annotated
 import strawberry
 
 from mneia.errors import Forbidden, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.project import Project
 from mneia.storage import actor, project, team
 from mneia.storage.database import Tx

@@ -20,8 +20,8 @@ import strawberry
 from mneia.errors import BadInput, NotFound
 from mneia.rehydration import profile, slice, tokens
 from mneia.rehydration.packing import Packed
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import parse_id, required_text
+from mneia.resolvers.request.context import Info
 from mneia.resolvers.view import View
 from mneia.schema.enums import InclusionReason, OmissionReason
 from mneia.schema.item import Item

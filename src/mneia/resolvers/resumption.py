@@ -20,10 +20,10 @@ import strawberry
 
 from mneia.rehydration import handoff as text
 from mneia.rehydration import tokens
-from mneia.resolvers.context import Info
 from mneia.resolvers.handoff import build
 from mneia.resolvers.inputs import parse_id, required_text
 from mneia.resolvers.rehydration import slice_for, token_budget, visible_project
+from mneia.resolvers.request.context import Info
 from mneia.schema.handoff import ResumeInput, Resumption
 from mneia.storage import handoff
 

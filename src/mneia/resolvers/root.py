@@ -19,7 +19,6 @@ from mneia.resolvers import handoff as handoff_resolvers
 from mneia.resolvers import identity as identity_resolvers
 from mneia.resolvers import imports as import_resolvers
 from mneia.resolvers import item as item_resolvers
-from mneia.resolvers import permission
 from mneia.resolvers import privacy as privacy_resolvers
 from mneia.resolvers import project as project_resolvers
 from mneia.resolvers import rehydration as rehydration_resolvers
@@ -30,11 +29,12 @@ from mneia.resolvers import supersession as supersession_resolvers
 from mneia.resolvers import team as team_resolvers
 from mneia.resolvers import token as token_resolvers
 from mneia.resolvers import workspace as workspace_resolvers
-from mneia.resolvers.document import DocumentCache, Documents
-from mneia.resolvers.execution import Execution
-from mneia.resolvers.extension import Transaction
-from mneia.resolvers.limit import LIMITS
-from mneia.resolvers.permission import HUMAN_ONLY
+from mneia.resolvers.request import permission
+from mneia.resolvers.request.document import DocumentCache, Documents
+from mneia.resolvers.request.execution import Execution
+from mneia.resolvers.request.extension import Transaction
+from mneia.resolvers.request.limit import LIMITS
+from mneia.resolvers.request.permission import HUMAN_ONLY
 from mneia.schema.actor import Actor, Workspace
 from mneia.schema.dispute import Dispute
 from mneia.schema.handoff import Handoff, HandoffPage, Resumption
@@ -260,7 +260,7 @@ class MneiaSchema(strawberry.Schema):
     def __init__(self, documents: DocumentCache, **options: Any) -> None:
         super().__init__(**options)
         self.documents = documents
-        """The valid documents its authenticated callers sent, kept for reuse (resolvers.document)."""
+        """The valid documents its authenticated callers sent, kept for reuse (resolvers.request.document)."""
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None

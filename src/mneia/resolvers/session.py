@@ -7,9 +7,9 @@ from typing import Annotated
 import strawberry
 
 from mneia.errors import Forbidden, NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import decode_cursor, deep_link, encode_cursor, optional_text, page_size, parse_id
 from mneia.resolvers.project import project_to_work_in, visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.page import PageInfo
 from mneia.schema.session import ClientInput, Session, SessionPage, StartSessionInput
 from mneia.storage import session

@@ -37,8 +37,8 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar
 import strawberry
 
 from mneia.errors import Interrupted, LimitExceeded, NotFound
-from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
+from mneia.resolvers.request.context import Context, Info
 from mneia.schema.dispute import Dispute
 from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, failures, notification, project, proposal, token

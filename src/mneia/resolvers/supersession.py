@@ -19,10 +19,10 @@ import strawberry
 from mneia.authority import TYPED, Source, confirms, keeps_audience, replacement_waits_for_a_human
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
 from mneia.resolvers.assertion import validated_assertion
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import optional_text, parse_id, required_text
 from mneia.resolvers.item import changed, suggest
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.request.context import Info
 from mneia.schema.item import Item
 from mneia.schema.proposal import Proposal
 from mneia.schema.supersession import PendingConfirmation, Superseded, SupersedeInput, SupersedeResult

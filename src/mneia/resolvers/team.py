@@ -7,9 +7,9 @@ from typing import Annotated
 import strawberry
 
 from mneia.errors import NotFound
-from mneia.resolvers.context import Info
 from mneia.resolvers.inputs import name as name_text
 from mneia.resolvers.inputs import parse_id, required_text
+from mneia.resolvers.request.context import Info
 from mneia.schema.team import Team
 from mneia.storage import actor, team
 

@@ -14,8 +14,8 @@ from typing import Annotated
 import strawberry
 
 from mneia.errors import BadInput, NotFound
-from mneia.resolvers.context import Context, Info
 from mneia.resolvers.inputs import parse_id
+from mneia.resolvers.request.context import Context, Info
 from mneia.schema.actor import Actor
 from mneia.schema.scalars import Duration
 from mneia.schema.token import ActorWithToken, Token

@@ -17,7 +17,7 @@ As of T:
 - a session ended after T is still open; an item's log ends at T;
 - actors, teams and projects do not change: one loader serves every moment.
 
-Loaders are per transaction (resolvers.context makes fresh ones for each);
+Loaders are per transaction (resolvers.request.context makes fresh ones for each);
 the views of one transaction share them, one set per moment.
 """
 

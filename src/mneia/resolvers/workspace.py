@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mneia.config import region
-from mneia.resolvers.context import Info
+from mneia.resolvers.request.context import Info
 from mneia.schema.actor import Workspace
 from mneia.storage import workspace
 

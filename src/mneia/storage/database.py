@@ -41,7 +41,7 @@ def create_engine(url: str, *, pool_size: int = 20, application_name: str = "mne
     No ping before each checkout: a connection the database dropped while it
     sat in the pool fails its first statement, which SQLAlchemy reports as an
     invalidated connection (recycling the rest of the pool), and the request
-    boundary (resolvers.context) retries once on a fresh one.
+    boundary (resolvers.request.context) retries once on a fresh one.
 
     The pool keeps ``pool_size`` connections and opens up to half as many
     again for a burst, closing those when they come back. A subscription event

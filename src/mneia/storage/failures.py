@@ -3,7 +3,7 @@
 The resolvers validate input first, so refusals are the backstop: a policy or
 trigger that refuses a write (R1–R3), a constraint that catches a race (R7).
 Lost connections, a server shutting down or out of resources are not the
-caller's doing: ``unavailable`` tells the error boundary (resolvers.errors) to
+caller's doing: ``unavailable`` tells the error boundary (resolvers.request.errors) to
 answer "retry" instead of an internal error.
 """
 

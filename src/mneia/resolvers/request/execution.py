@@ -1,6 +1,6 @@
 """The executor: graphql-core's, refusing text PostgreSQL cannot store before any resolver runs (F9),
 executing a subscription event once for every subscriber of one token who runs the same operation,
-and completing plain fields in one loop (resolvers.completion).
+and completing plain fields in one loop (resolvers.request.completion).
 
 graphql-core reserves the String and ID scalars, so their parsing cannot be
 replaced. Instead every string a request carries into an argument — in its
@@ -41,8 +41,8 @@ from graphql import (
     visit,
 )
 from mneia.errors import BadInput
-from mneia.resolvers.completion import Completion
 from mneia.resolvers.inputs import text_problem
+from mneia.resolvers.request.completion import Completion
 
 
 class _Strings(Visitor):
@@ -94,7 +94,7 @@ def _read(document: DocumentNode) -> _Reading:
     return _Reading(None, found.usages)
 
 
-# Clients send the same documents again and again, and the document cache (resolvers.document)
+# Clients send the same documents again and again, and the document cache (resolvers.request.document)
 # hands back the same DocumentNode for the same text: read each once. Entries live exactly as long
 # as their document (a weak reference removes its entry), so this keeps no document alive.
 _READINGS: dict[int, tuple[weakref.ref[DocumentNode], _Reading]] = {}

@@ -37,9 +37,9 @@ from graphql import (
 )
 from mneia.cache import ByteBudget
 from mneia.errors import LimitExceeded
-from mneia.resolvers.context import Context
-from mneia.resolvers.cost import measure
-from mneia.resolvers.limit import LIMITS, Limits, oversized, refusals, too_many_tokens
+from mneia.resolvers.request.context import Context
+from mneia.resolvers.request.cost import measure
+from mneia.resolvers.request.limit import LIMITS, Limits, oversized, refusals, too_many_tokens
 
 # Read by graphql-core when each validation starts: past it, validation is aborted.
 overlapping_fields_can_be_merged.MAX_COMPLEXITY_BUDGET = LIMITS.overlap_budget

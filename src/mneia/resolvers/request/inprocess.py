@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.schema.base import BaseSchema
 
-from mneia.resolvers.context import Context
+from mneia.resolvers.request.context import Context
 from mneia.storage.notification import Hub
 
 

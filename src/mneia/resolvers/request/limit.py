@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from graphql import GraphQLError
 from mneia.errors import LimitExceeded
-from mneia.resolvers.cost import Measure
+from mneia.resolvers.request.cost import Measure
 
 
 @dataclass(frozen=True)

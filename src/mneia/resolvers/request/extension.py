@@ -27,7 +27,7 @@ from graphql import (
     OperationDefinitionNode,
 )
 from mneia.errors import BadInput, MneiaError
-from mneia.resolvers.errors import present
+from mneia.resolvers.request.errors import present
 
 
 def _introspection_only(document: DocumentNode | None) -> bool:
