@@ -60,8 +60,7 @@ from rehydrate import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.rehydration import handoff as handoff_text
-from mneia.rehydration import tokens
+from mneia.rehydration import handoff_text, tokens
 from mneia.storage.database import create_engine
 
 TARGET_MS = 5.0

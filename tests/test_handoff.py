@@ -16,8 +16,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.rehydration import handoff as handoff_text
-from mneia.rehydration import tokens
+from mneia.rehydration import handoff_text, tokens
 from mneia.storage.tables import handoffs
 from tests.graphql import Api, Who, World
 from tests.support import (

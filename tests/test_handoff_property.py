@@ -21,8 +21,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mneia.rehydration import handoff as handoff_text
-from mneia.rehydration import render, tokens
+from mneia.rehydration import handoff_text, render, tokens
 from tests.graphql import Api
 from tests.test_rehydrate_property import GUARANTEED_LIST, READABLE, VOCABULARY, Spec, build, specs
 

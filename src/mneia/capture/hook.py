@@ -83,7 +83,7 @@ ONLY_CONSTRAINTS = (
     "For this task, the project's memory holds the load-bearing constraints listed first and nothing else."
 )
 NOTHING = "Nothing in the project's memory matches this task yet."
-FOR_TASK = "# Project memory for the task:"  # as rehydration.handoff.FOR_TASK, which resume prints
+FOR_TASK = "# Project memory for the task:"  # as rehydration.handoff_text.FOR_TASK, which resume prints
 USAGE = """usage: mneia hook {claude-code,codex,gemini}
 
 Run by the client as a hook: reads the client's JSON payload on stdin. SessionStart prints the

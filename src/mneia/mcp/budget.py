@@ -14,7 +14,7 @@ constraints alone exceed it.
 from __future__ import annotations
 
 from mneia.rehydration import tokens
-from mneia.rehydration.handoff import FOR_TASK
+from mneia.rehydration.handoff_text import FOR_TASK
 
 OUTPUT_CAP = 8_000
 """The most tokens any tool answer, resource or prompt holds."""

@@ -1,9 +1,10 @@
 """A task's slice: its candidates from SQL, each item's line and score, then the packer (R11).
 
-The caller supplies a ``Reader``: the read the slice is made in (now, or as
-of a moment), which renders an item's line as the rest of the API does (its
-authority first, R4), hides what the caller cannot see in a reason, and
-judges freshness at its instant. Everything is read in the caller's
+The caller supplies a ``Rendering``: the read the slice is made in (now, or
+as of a moment; resolvers.reading's ``View`` is one), which renders an
+item's line as the rest of the API does (its authority first, R4), hides
+what the caller cannot see in a reason, and judges freshness at its
+instant. Everything is read in the caller's
 transaction, under the caller's row-level security.
 
 Candidate pools, per kind: of the newest ``max(SCAN_MIN, SCAN_FACTOR x pool)`` items sharing
@@ -81,7 +82,9 @@ MIN_PIECE_TOKENS = 12
 """Fewer tokens than the shortest line an item can have: no refill for a budget left below it."""
 
 
-class Reader(Protocol):
+class Rendering(Protocol):
+    """How the slice's items read for the caller: the read's instant, each item's line, redaction."""
+
     @property
     def now(self) -> datetime: ...
 
@@ -187,7 +190,7 @@ class _Pieces:
     """The candidates of every round so far, rendered once each, as the packer takes them."""
 
     ask: Ask
-    reader: Reader
+    reader: Rendering
     moment: datetime
     lines: dict[uuid.UUID, str] = dataclasses.field(default_factory=dict)
     reasons: dict[uuid.UUID, Any] = dataclasses.field(default_factory=dict)
@@ -264,7 +267,7 @@ def _unshown(ask: Ask, found: candidates.Candidates) -> candidates.Candidates:
     )
 
 
-async def assemble(tx: Tx, ask: Ask, reader: Reader) -> Packed:
+async def assemble(tx: Tx, ask: Ask, reader: Rendering) -> Packed:
     """The slice for ``ask``, read through ``reader`` (see the module's docstring)."""
     moment = reader.now
     rules = await candidates.guaranteed(tx, ask.project_id, ask.task, ask.as_of)

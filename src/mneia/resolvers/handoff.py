@@ -29,8 +29,7 @@ from typing import Annotated, Any
 import strawberry
 
 from mneia.errors import BadInput, Conflict, Forbidden, NotFound
-from mneia.rehydration import handoff as text
-from mneia.rehydration import render, tokens
+from mneia.rehydration import handoff_text, render, tokens
 from mneia.resolvers.assertion import Assertion, write_assertions
 from mneia.resolvers.inputs import (
     decode_cursor,
@@ -41,9 +40,9 @@ from mneia.resolvers.inputs import (
     required_text,
 )
 from mneia.resolvers.project import visible_project_id
+from mneia.resolvers.reading import View
 from mneia.resolvers.request.context import Info
 from mneia.resolvers.supersession import write_supersession
-from mneia.resolvers.view import View
 from mneia.schema.actor import Actor
 from mneia.schema.dispute import Dispute
 from mneia.schema.handoff import CheckpointInput, Handoff, HandoffPage
@@ -251,10 +250,10 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     disputes = [d for d in disputes if d.item_id in seen and d.contested_id in seen]
 
     # Only the lines the text shows are rendered.
-    shown_items = asserted[: text.LIST_LIMIT]
-    shown_notes = notes[: text.LIST_LIMIT]
-    shown_proposals = proposals[: text.AWAITING_SHOWN]
-    shown_disputes = disputes[: text.AWAITING_SHOWN]
+    shown_items = asserted[: handoff_text.LIST_LIMIT]
+    shown_notes = notes[: handoff_text.LIST_LIMIT]
+    shown_proposals = proposals[: handoff_text.AWAITING_SHOWN]
+    shown_disputes = disputes[: handoff_text.AWAITING_SHOWN]
     to_render = {r.id: r for r in shown_items}
     to_render.update({previous.id: previous for previous, _ in shown_notes})
     to_render.update({p.target_id: seen[p.target_id] for p in shown_proposals})
@@ -289,7 +288,7 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     proposal_reasons, dispute_reasons = rest[: len(shown_proposals)], rest[len(shown_proposals) :]
 
     awaiting = [
-        text.proposal(
+        handoff_text.proposal(
             p.kind,
             p.status,
             names[p.proposed_by],
@@ -301,7 +300,7 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
         for p, reason in zip(shown_proposals, proposal_reasons, strict=True)
     ]
     awaiting += [
-        text.dispute(
+        handoff_text.dispute(
             d.status, names[d.raised_by], d.raised_at, lines[d.item_id], lines[d.contested_id], reason
         )
         for d, reason in zip(shown_disputes, dispute_reasons, strict=True)
@@ -309,8 +308,8 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     client = None
     if held.client_tool:
         client = " ".join(part for part in (held.client_tool, held.client_version) if part)
-    rendered = text.rendered(
-        text.HandoffText(
+    rendered = handoff_text.rendered(
+        handoff_text.HandoffText(
             project=project.name,
             author=author.name,
             author_is_human=author.is_human,

@@ -21,8 +21,8 @@ from mneia.errors import BadInput, NotFound
 from mneia.rehydration import profile, slice, tokens
 from mneia.rehydration.packing import Packed
 from mneia.resolvers.inputs import parse_id, required_text
+from mneia.resolvers.reading import View
 from mneia.resolvers.request.context import Info
-from mneia.resolvers.view import View
 from mneia.schema.enums import InclusionReason, OmissionReason
 from mneia.schema.item import Item
 from mneia.schema.slice import (

@@ -18,8 +18,7 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.rehydration import handoff as text
-from mneia.rehydration import tokens
+from mneia.rehydration import handoff_text, tokens
 from mneia.resolvers.handoff import build
 from mneia.resolvers.inputs import parse_id, required_text
 from mneia.resolvers.rehydration import slice_for, token_budget, visible_project
@@ -54,7 +53,7 @@ async def resume(
             encoding=tokens.ENCODING,
         )
     left = await build(context.view(), found)
-    heading = text.for_task(task)
+    heading = handoff_text.for_task(task)
     spent = left.tokens + tokens.count(heading)
     rest = await slice_for(info, project_key, task, max(0, budget - spent), shown=left.shown)
     used = spent + rest.tokens_used

@@ -1,7 +1,7 @@
 """What a type's fields need of the request they are read in.
 
 The schema knows nothing of the resolvers, so it states what it uses as
-protocols; ``resolvers.request.context.Context`` and ``resolvers.view.View`` are the
+protocols; ``resolvers.request.context.Context`` and ``resolvers.reading.View`` are the
 implementations. Fields typed with ``Info`` are checked against them.
 
 An object read at a moment (``item(id, asOf: T)``, and everything reached

@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.errors import Unauthenticated
-from mneia.resolvers.view import Loaders, View
+from mneia.resolvers.reading import Loaders, View
 from mneia.storage import database, token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx, transaction
