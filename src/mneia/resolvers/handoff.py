@@ -24,6 +24,9 @@ import asyncio
 import dataclasses
 import hashlib
 import json
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Annotated, Any
 
 import strawberry
@@ -223,12 +226,33 @@ def _present(found: list[Any]) -> list[Any]:
     return [record for record in found if record is not None]
 
 
-async def build(view: View, record: HandoffRecord) -> Handoff:
-    """The handoff as ``view``'s reader may see it: what it names, loaded under the reader's
-    row-level security, and its text made of that alone (only the lines shown are rendered)."""
+async def _redacted(view: View, *groups: Sequence[str | None]) -> list[list[Any]]:
+    """Each group of texts as ``view``'s reader may see them, group by group, in one batch."""
+    flat = await asyncio.gather(*(_settled(view.redact(text)) for group in groups for text in group))
+    split, start = [], 0
+    for group in groups:
+        split.append(list(flat[start : start + len(group)]))
+        start += len(group)
+    return split
+
+
+@dataclasses.dataclass(frozen=True)
+class _Seen:
+    """What a handoff names that its reader may see: a proposal or dispute only with its items (R2),
+    a ruled-out note only with both sides; ``became``: when each replaced item became SUPERSEDED."""
+
+    items: dict[uuid.UUID, Any]
+    asserted: list[Any]
+    notes: list[tuple[Any, Any]]
+    proposals: list[Any]
+    disputes: list[Any]
+    became: dict[uuid.UUID, datetime]
+
+
+async def _seen(view: View, record: HandoffRecord) -> _Seen:
+    """One batch of each kind: every item the handoff names or points at, its proposals and
+    disputes, and when the items that were replaced became SUPERSEDED."""
     loaders = view.loaders
-    # One batch of each kind: every item the handoff names or points at, and when those that
-    # were replaced became SUPERSEDED.
     named = list(dict.fromkeys([*record.item_ids, *record.replacement_ids, *record.pointed_ids]))
     found, proposals, disputes, became = await asyncio.gather(
         loaders.item.load_many(named),
@@ -237,17 +261,28 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
         item.superseded_at(view.context.tx, record.pointed_ids),
     )
     seen = {found_item.id: found_item for found_item in _present(found)}
-    asserted = [seen[key] for key in record.item_ids if key in seen]
     replacements = [seen[key] for key in record.replacement_ids if key in seen]
-    # A proposal or dispute is visible only with its items (R2); a note only with both sides.
-    proposals, disputes = _present(proposals), _present(disputes)
-    notes = [
-        (seen[r.supersedes_id], r)
-        for r in replacements
-        if r.supersedes_id in seen and r.supersedes_id in became
-    ]
-    proposals = [p for p in proposals if p.target_id in seen]
-    disputes = [d for d in disputes if d.item_id in seen and d.contested_id in seen]
+    return _Seen(
+        items=seen,
+        asserted=[seen[key] for key in record.item_ids if key in seen],
+        notes=[
+            (seen[r.supersedes_id], r)
+            for r in replacements
+            if r.supersedes_id in seen and r.supersedes_id in became
+        ],
+        proposals=[p for p in _present(proposals) if p.target_id in seen],
+        disputes=[d for d in _present(disputes) if d.item_id in seen and d.contested_id in seen],
+        became=became,
+    )
+
+
+async def build(view: View, record: HandoffRecord) -> Handoff:
+    """The handoff as ``view``'s reader may see it: what it names, loaded under the reader's
+    row-level security, and its text made of that alone (only the lines shown are rendered)."""
+    loaders = view.loaders
+    visible = await _seen(view, record)
+    seen, asserted, notes, became = visible.items, visible.asserted, visible.notes, visible.became
+    proposals, disputes = visible.proposals, visible.disputes
 
     # Only the lines the text shows are rendered.
     shown_items = asserted[: handoff_text.LIST_LIMIT]
@@ -272,20 +307,15 @@ async def build(view: View, record: HandoffRecord) -> Handoff:
     )
     lines = dict(zip([r.id for r in ordered], rendered_lines, strict=True))
     names = {actor.id: actor.name for actor in _present(actors)}
-    reasons = await asyncio.gather(
-        *(_settled(view.redact(replacement.supersession_reason)) for _, replacement in notes),
-        *(
-            _settled(view.redact(value))
-            for value in (record.summary, *record.next_steps, *record.open_questions)
-        ),
-        *(_settled(view.redact(p.reason)) for p in shown_proposals),
-        *(_settled(view.redact(d.reason)) for d in shown_disputes),
+    note_reasons, (summary,), next_steps, open_questions, proposal_reasons, dispute_reasons = await _redacted(
+        view,
+        [replacement.supersession_reason for _, replacement in notes],
+        [record.summary],
+        record.next_steps,
+        record.open_questions,
+        [p.reason for p in shown_proposals],
+        [d.reason for d in shown_disputes],
     )
-    note_reasons, rest = reasons[: len(notes)], reasons[len(notes) :]
-    summary, rest = rest[0], rest[1:]
-    next_steps, rest = rest[: len(record.next_steps)], rest[len(record.next_steps) :]
-    open_questions, rest = rest[: len(record.open_questions)], rest[len(record.open_questions) :]
-    proposal_reasons, dispute_reasons = rest[: len(shown_proposals)], rest[len(shown_proposals) :]
 
     awaiting = [
         handoff_text.proposal(
