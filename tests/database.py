@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 
+from scripts import catalog
 from sqlalchemy.engine import make_url
-
-from mneia.storage import catalog
 
 
 def docker_answers(path: str = "/var/run/docker.sock") -> bool:

@@ -30,12 +30,13 @@ from typing import Any
 import httpx
 import psutil
 import pytest
+from scripts import catalog
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.app import create_app
 from mneia.config import APP_ROLE, app_url, async_url
-from mneia.storage import backup, catalog, migration
+from mneia.storage import backup, migration
 from mneia.storage.database import create_engine
 from tests.database import with_database
 from tests.graphql import Api, Who

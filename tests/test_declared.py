@@ -2,7 +2,7 @@
 
 - The migrations arrive at exactly what storage/sql declares: policies,
   function definitions and privileges, triggers, columns, constraints,
-  indexes, grants (storage.catalog compares them object by object).
+  indexes, grants (scripts.catalog compares them object by object).
 - storage/tables.py, the SQLAlchemy view of the tables, has the migrated
   database's columns, with their nullability (information_schema).
 - The vocabulary (mneia.vocabulary) is what the CHECK constraints allow.
@@ -17,10 +17,10 @@ from enum import StrEnum
 from pathlib import Path
 
 import pytest
+from scripts import catalog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia import vocabulary
-from mneia.storage import catalog
 from mneia.storage.tables import metadata
 from tests.support import rows
 

@@ -1,6 +1,6 @@
 """The migrations: ``upgrade head`` on an empty database, back down step by step, and up again.
 
-Compared by catalogue snapshot (storage.catalog), object by object: going down
+Compared by catalogue snapshot (scripts.catalog), object by object: going down
 one revision arrives at exactly what that revision built, and going up again
 at exactly what it was. The roles are cluster-wide and other test databases
 may be using them, so downgrade keeps them when they are still needed;
@@ -15,11 +15,12 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from scripts import catalog
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.config import OWNER_ROLE, async_url
-from mneia.storage import catalog, database, event, migration, workspace
+from mneia.storage import database, event, migration, workspace
 from mneia.storage.tables import metadata
 from tests.database import scratch_database
 from tests.test_declared import OWNER_ONLY

@@ -4,7 +4,7 @@
 them in ``FILES`` order. The migrations must arrive at exactly this schema:
 ``tests/test_declared.py`` migrates one database, applies these files to
 another and compares the two catalogues object by object, and
-``python -m mneia.storage.catalog`` prints the SQL a new migration starts from.
+``python -m scripts.catalog`` prints the SQL a new migration starts from.
 """
 
 from __future__ import annotations

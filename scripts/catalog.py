@@ -9,7 +9,7 @@ value is PostgreSQL's own rendering of it (``pg_get_functiondef``,
 schema exactly when their snapshots are equal.
 
 ``changes`` writes the SQL that turns one snapshot into another: the start of
-a new migration. Run ``python -m mneia.storage.catalog ADMIN_URL`` after
+a new migration. Run ``python -m scripts.catalog ADMIN_URL`` after
 editing a file of storage/sql: it migrates one scratch database, applies the
 declared files to another, and prints the upgrade and the downgrade between
 them. Functions, policies, triggers, indexes, constraints, grants and
@@ -360,7 +360,7 @@ def _flag(described: str, name: str) -> bool:
     return _part(described, name).split(" ", 1)[0] == "True"
 
 
-# --- the command: python -m mneia.storage.catalog ADMIN_URL ------------------------------------
+# --- the command: python -m scripts.catalog ADMIN_URL ------------------------------------
 
 
 @asynccontextmanager
@@ -427,7 +427,5 @@ async def _main(server_url: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit(
-            "usage: python -m mneia.storage.catalog ADMIN_URL  (a server where databases may be created)"
-        )
+        sys.exit("usage: python -m scripts.catalog ADMIN_URL  (a server where databases may be created)")
     sys.exit(asyncio.run(_main(sys.argv[1])))
