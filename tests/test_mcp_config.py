@@ -1,4 +1,4 @@
-"""The README's MCP client configurations, checked offline (issue 11): each snippet parses as its
+"""The MCP client configurations of docs/mcp.md, checked offline (issue 11): each snippet parses as its
 client's format (JSON or TOML, the `claude mcp add` command line), and each one, with its variables
 filled in as its client expands them, reaches a real Mneia: the stdio ones launched as a client
 launches them, the HTTP ones connected to ``/mcp`` with their URL and headers."""
@@ -27,9 +27,9 @@ from tests.graphql import World
 from tests.live import SCRUBBED, uvicorn_serving
 from tests.mcp_client import CLAUDE_CODE, call
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+MCP_PAGE = Path(__file__).resolve().parent.parent / "docs" / "mcp.md"
 SNIPPET = re.compile(r"<!-- mcp-config: ([\w-]+)(?: (\w+))? -->\n```(\w+)\n(.*?)```", re.S)
-README_URL = "http://127.0.0.1:8000"
+PAGE_URL = "http://127.0.0.1:8000"
 # How each client writes "the variable MNEIA_TOKEN" (Claude Code, Gemini CLI, Cursor), or the
 # placeholder where the token goes inline (Codex's stdio table).
 TOKEN_FORMS = ("${MNEIA_TOKEN}", "${env:MNEIA_TOKEN}", "$MNEIA_TOKEN", "mneia_…")
@@ -37,7 +37,7 @@ MNEIA = Path(sys.executable).parent / "mneia"  # the console script, as on a cli
 
 
 def snippets() -> list[tuple[str, str | None, str, str]]:
-    found = SNIPPET.findall(README.read_text())
+    found = SNIPPET.findall(MCP_PAGE.read_text())
     return [(client, transport or None, language, body) for client, transport, language, body in found]
 
 
@@ -52,7 +52,7 @@ def loaded(language: str, body: str) -> dict[str, Any]:
 def filled(value: str, base: str, token: str) -> str:
     for form in TOKEN_FORMS:
         value = value.replace(form, token)
-    return value.replace(README_URL, base)
+    return value.replace(PAGE_URL, base)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ async def base(engine: AsyncEngine) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-def test_the_readme_configures_every_client_both_ways() -> None:
+def test_the_mcp_page_configures_every_client_both_ways() -> None:
     found = {(client, transport) for client, transport, _, _ in snippets()}
     assert found == {
         ("claude-code-cli", None),
@@ -81,7 +81,7 @@ def test_the_claude_mcp_add_lines() -> None:
     env = [stdio[i + 1] for i, word in enumerate(stdio) if word == "--env"]
     assert [pair.split("=", 1)[0] for pair in env] == ["MNEIA_URL", "MNEIA_TOKEN", "MNEIA_PROJECT"]
     assert http[:6] == ["claude", "mcp", "add", "--transport", "http", "mneia"]
-    assert http[6] == f"{README_URL}/mcp"
+    assert http[6] == f"{PAGE_URL}/mcp"
     headers = [http[i + 1] for i, word in enumerate(http) if word == "--header"]
     assert headers == ["Authorization: Bearer $MNEIA_TOKEN", "X-Mneia-Project: payments"]
 
@@ -108,7 +108,7 @@ async def test_the_http_configuration_reaches_mcp(base: str, world: World, clien
     if client == "codex":
         assert server["bearer_token_env_var"] == "MNEIA_TOKEN"
         headers["Authorization"] = "Bearer $MNEIA_TOKEN"  # what Codex sends from that variable
-    assert url == f"{README_URL}/mcp" and set(headers) == {"Authorization", "X-Mneia-Project"}
+    assert url == f"{PAGE_URL}/mcp" and set(headers) == {"Authorization", "X-Mneia-Project"}
     headers = {name: filled(value, base, world.agent.token) for name, value in headers.items()}
     http = httpx2.AsyncClient(headers=headers)
     async with Client(streamable_http_client(filled(url, base, ""), http_client=http)) as session:
