@@ -1,25 +1,40 @@
-"""The README's walkthrough, run block by block against the real API, so it cannot drift.
+"""The walkthroughs, run against the real API so that they cannot drift.
 
-Each ```graphql block starts with a comment line naming who sends it
-(``as:``), its ``variables:`` (``<NAME>`` placeholders are filled from
-earlier ``keep:`` results) and, optionally, ``expect: CODE`` for a block that
-must fail with that error code.
+The README's is shell: its ```bash blocks are pasted, exactly as written,
+into one bash process beside a real server (uvicorn on a fresh, migrated
+database), and each block's output must read as its ``#>`` lines say, where
+``…`` stands for whatever differs from run to run (ids, dates).
+
+docs/api.md's is GraphQL: each ```graphql block starts with a comment line
+naming who sends it (``as:``), its ``variables:`` (``<NAME>`` placeholders are
+filled from earlier ``keep:`` results) and, optionally, ``expect: CODE`` for
+a block that must fail with that error code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mneia.app import create_app
+from mneia.config import app_url
 from mneia.rehydration.tokens import count as tokens_of
+from mneia.storage import migration
+from mneia.storage.database import create_engine
+from tests.database import scratch_database
 from tests.graphql import Api
+from tests.live import PATIENCE, cli_env, uvicorn_serving
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+API_PAGE = (ROOT / "docs" / "api.md").read_text()
 TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest'
 
 BLOCK = re.compile(r"```graphql\n(# as:[^\n]*)\n(.*?)```", re.S)
@@ -40,17 +55,106 @@ def _fill(raw: str, kept: dict[str, str]) -> dict[str, Any]:
     return json.loads(re.sub(r"<(\w+)>", lambda m: kept[m.group(1)], raw)) if raw else {}
 
 
-def test_readme_has_the_walkthrough_blocks() -> None:
-    blocks = BLOCK.findall(README)
-    assert len(blocks) >= 8, "the walkthrough lost its blocks"
+SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
+WILDCARD = "…"
 
 
-async def test_readme_walkthrough_results(api: Api) -> None:
+def walkthrough(readme: str) -> list[str]:
+    """The ```bash blocks of the README's walkthrough section, in order."""
+    start = readme.index("\n## A five-minute walkthrough\n")
+    end = readme.find("\n## ", start + 1)
+    return SHELL_BLOCK.findall(readme[start : end if end > 0 else None])
+
+
+def expected_output(block: str) -> list[str]:
+    """A block's ``#>`` lines: what a person sees after pasting it."""
+    return [
+        line[3:] if line.startswith("#> ") else line[2:]
+        for line in block.splitlines()
+        if line.startswith("#>")
+    ]
+
+
+def reads_as(shown: list[str], got: list[str]) -> bool:
+    """``got`` is ``shown`` line for line, ``…`` in a shown line standing for any text."""
+    if len(shown) != len(got):
+        return False
+    patterns = (".*?".join(map(re.escape, line.split(WILDCARD))) for line in shown)
+    return all(re.fullmatch(pattern, line) for pattern, line in zip(patterns, got, strict=True))
+
+
+def test_expected_output_reads_with_wildcards() -> None:
+    """The matching itself: a wildcard stands for any text within a line, and nothing else is loose."""
+    assert reads_as(['{"id": "…"}', "done"], ['{"id": "01a2"}', "done"])
+    assert not reads_as(['{"id": "…"}'], ['{"id": "01a2"}', "extra line"])
+    assert not reads_as(["a … c"], ["a b d"])
+    assert not reads_as(["exact"], ["exact!"])
+    assert expected_output('x=1\n#> {"a": 1}\n#>\n# a comment\n') == ['{"a": 1}', ""]
+
+
+def _stand_in_venv(scratch: Path) -> None:
+    """``. .venv/bin/activate`` in the scratch directory puts this interpreter's ``mneia`` first."""
+    bin_dir = scratch / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    mneia = bin_dir / "mneia"
+    mneia.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mneia.cli "$@"\n')
+    mneia.chmod(0o755)
+    (bin_dir / "activate").write_text(f'export PATH={shlex.quote(str(bin_dir))}:"$PATH"\n')
+
+
+async def test_readme_shell_walkthrough_pastes_as_shown(server: str, tmp_path: Path) -> None:
+    """Every line of the README's walkthrough, pasted in order into one shell, prints what it shows."""
+    blocks = walkthrough(README)
+    assert len(blocks) >= 7, "the walkthrough lost its steps"
+    assert all(map(expected_output, blocks)), "every step shows what it prints"
+    marker = "@@ mneia walkthrough block {} @@"
+    script = "exec 2>&1\n" + "".join(f"echo '{marker.format(i)}'\n{block}" for i, block in enumerate(blocks))
+    _stand_in_venv(tmp_path)
+    async with scratch_database(server) as admin:
+        await asyncio.to_thread(migration.upgrade, admin)
+        engine = create_engine(app_url(admin), pool_size=3)
+        try:
+            async with uvicorn_serving(create_app(engine, dispose_engine=False)) as port:
+                env = cli_env(tmp_path, DATABASE_URL=admin, MNEIA_URL=f"http://127.0.0.1:{port}")
+                for name in ("MNEIA_TOKEN", "MNEIA_PROJECT", "BASH_ENV", "ENV"):
+                    env.pop(name, None)
+                shell = await asyncio.create_subprocess_exec(
+                    "bash",
+                    "--noprofile",
+                    "--norc",
+                    "-s",
+                    cwd=tmp_path,
+                    env=env,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                )
+                out, _ = await asyncio.wait_for(shell.communicate(script.encode()), PATIENCE)
+        finally:
+            await engine.dispose()
+    printed = re.split(r"^@@ mneia walkthrough block (\d+) @@\n", out.decode(), flags=re.M)[1:]
+    got = {int(number): text.splitlines() for number, text in zip(printed[::2], printed[1::2], strict=True)}
+    assert sorted(got) == list(range(len(blocks))), out.decode()
+    for number, block in enumerate(blocks):
+        shown = expected_output(block)
+        assert reads_as(shown, got[number]), (
+            f"step {number + 1} of the README's walkthrough printed\n"
+            + "\n".join(got[number])
+            + "\nwhere it shows\n"
+            + "\n".join(shown)
+        )
+
+
+def test_api_page_has_the_walkthrough_blocks() -> None:
+    blocks = BLOCK.findall(API_PAGE)
+    assert len(blocks) >= 8, "docs/api.md lost its blocks"
+
+
+async def test_api_page_walkthrough_results(api: Api) -> None:
     _, alice = await api.bootstrap("alice")
     tokens = {"alice": alice.token}
     kept: dict[str, str] = {}
     answers: dict[str, Any] = {}
-    for header_line, operation in BLOCK.findall(README):
+    for header_line, operation in BLOCK.findall(API_PAGE):
         header = _header(header_line)
         token = tokens[header["as"]]
         variables = _fill(header.get("variables", ""), kept)
