@@ -13,24 +13,17 @@ a block that must fail with that error code.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mneia.app import create_app
-from mneia.config import app_url
 from mneia.rehydration.tokens import count as tokens_of
-from mneia.storage import migration
-from mneia.storage.database import create_engine
-from tests.database import scratch_database
+from tests import walkthrough
 from tests.graphql import Api
-from tests.live import PATIENCE, cli_env, uvicorn_serving
+from tests.walkthrough import expected_output, reads_as
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -55,93 +48,76 @@ def _fill(raw: str, kept: dict[str, str]) -> dict[str, Any]:
     return json.loads(re.sub(r"<(\w+)>", lambda m: kept[m.group(1)], raw)) if raw else {}
 
 
-SHELL_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
-WILDCARD = "…"
-
-
-def walkthrough(readme: str) -> list[str]:
-    """The ```bash blocks of the README's walkthrough section, in order."""
-    start = readme.index("\n## A five-minute walkthrough\n")
-    end = readme.find("\n## ", start + 1)
-    return SHELL_BLOCK.findall(readme[start : end if end > 0 else None])
-
-
-def expected_output(block: str) -> list[str]:
-    """A block's ``#>`` lines: what a person sees after pasting it."""
-    return [
-        line[3:] if line.startswith("#> ") else line[2:]
-        for line in block.splitlines()
-        if line.startswith("#>")
-    ]
-
-
-def reads_as(shown: list[str], got: list[str]) -> bool:
-    """``got`` is ``shown`` line for line, ``…`` in a shown line standing for any text."""
-    if len(shown) != len(got):
-        return False
-    patterns = (".*?".join(map(re.escape, line.split(WILDCARD))) for line in shown)
-    return all(re.fullmatch(pattern, line) for pattern, line in zip(patterns, got, strict=True))
-
-
 def test_expected_output_reads_with_wildcards() -> None:
-    """The matching itself: a wildcard stands for any text within a line, and nothing else is loose."""
+    """The matching itself: ``…`` is any text within a line, or alone any number of lines; nothing else
+    is loose."""
     assert reads_as(['{"id": "…"}', "done"], ['{"id": "01a2"}', "done"])
     assert not reads_as(['{"id": "…"}'], ['{"id": "01a2"}', "extra line"])
     assert not reads_as(["a … c"], ["a b d"])
     assert not reads_as(["exact"], ["exact!"])
+    assert not reads_as(["a…"], ["ab", "c"]), "a wildcard within a line stays within it"
+    assert reads_as(["…", "wrote x", "…"], ["+ diff", "+ more", "wrote x", "note"])
+    assert reads_as(["…", "wrote x"], ["wrote x"])
+    assert not reads_as(["…", "wrote x"], ["wrote y"])
     assert expected_output('x=1\n#> {"a": 1}\n#>\n# a comment\n') == ['{"a": 1}', ""]
-
-
-def _stand_in_venv(scratch: Path) -> None:
-    """``. .venv/bin/activate`` in the scratch directory puts this interpreter's ``mneia`` first."""
-    bin_dir = scratch / ".venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    mneia = bin_dir / "mneia"
-    mneia.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mneia.cli "$@"\n')
-    mneia.chmod(0o755)
-    (bin_dir / "activate").write_text(f'export PATH={shlex.quote(str(bin_dir))}:"$PATH"\n')
 
 
 async def test_readme_shell_walkthrough_pastes_as_shown(server: str, tmp_path: Path) -> None:
     """Every line of the README's walkthrough, pasted in order into one shell, prints what it shows."""
-    blocks = walkthrough(README)
-    assert len(blocks) >= 7, "the walkthrough lost its steps"
-    assert all(map(expected_output, blocks)), "every step shows what it prints"
-    marker = "@@ mneia walkthrough block {} @@"
-    script = "exec 2>&1\n" + "".join(f"echo '{marker.format(i)}'\n{block}" for i, block in enumerate(blocks))
-    _stand_in_venv(tmp_path)
-    async with scratch_database(server) as admin:
-        await asyncio.to_thread(migration.upgrade, admin)
-        engine = create_engine(app_url(admin), pool_size=3)
-        try:
-            async with uvicorn_serving(create_app(engine, dispose_engine=False)) as port:
-                env = cli_env(tmp_path, DATABASE_URL=admin, MNEIA_URL=f"http://127.0.0.1:{port}")
-                for name in ("MNEIA_TOKEN", "MNEIA_PROJECT", "BASH_ENV", "ENV"):
-                    env.pop(name, None)
-                shell = await asyncio.create_subprocess_exec(
-                    "bash",
-                    "--noprofile",
-                    "--norc",
-                    "-s",
-                    cwd=tmp_path,
-                    env=env,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                )
-                out, _ = await asyncio.wait_for(shell.communicate(script.encode()), PATIENCE)
-        finally:
-            await engine.dispose()
-    printed = re.split(r"^@@ mneia walkthrough block (\d+) @@\n", out.decode(), flags=re.M)[1:]
-    got = {int(number): text.splitlines() for number, text in zip(printed[::2], printed[1::2], strict=True)}
-    assert sorted(got) == list(range(len(blocks))), out.decode()
-    for number, block in enumerate(blocks):
-        shown = expected_output(block)
-        assert reads_as(shown, got[number]), (
-            f"step {number + 1} of the README's walkthrough printed\n"
-            + "\n".join(got[number])
-            + "\nwhere it shows\n"
-            + "\n".join(shown)
-        )
+    steps = walkthrough.blocks(README, "## A five-minute walkthrough")
+    assert len(steps) >= 7, "the walkthrough lost its steps"
+    assert all(map(expected_output, steps)), "every step shows what it prints"
+    printed = await walkthrough.pasted(server, tmp_path, steps)
+    assert walkthrough.mismatches("the README's walkthrough", steps, printed) == []
+
+
+CAPTURE_PAGE = (ROOT / "docs" / "capture.md").read_text()
+SESSION = ROOT.parent / "shared" / "clients" / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+ADR = """# 1. Refunds are idempotent
+
+Date: 2026-11-20
+
+## Status
+
+Accepted
+
+## Context
+
+A retried refund request must not refund twice.
+
+## Decision
+
+Every refund request carries an idempotency key, and the PSP call reuses it.
+"""
+RULES = """# Payments
+
+- Never log card numbers, not even masked.
+- Run `make check` before every commit.
+"""
+
+
+async def test_capture_quick_start_pastes_as_shown(server: str, tmp_path: Path) -> None:
+    """docs/capture.md's quick start, pasted after the README's walkthrough in the same shell: the hooks
+    installed, a real Claude Code session imported, an ADR and a rules file imported as a human."""
+    if not SESSION.exists():
+        pytest.skip(f"the real Claude Code session is not beside this checkout ({SESSION})")
+    home = tmp_path / "home"
+    repository = home / "src" / "payments"
+    (repository / "docs" / "adr").mkdir(parents=True)
+    (repository / "docs" / "adr" / "0001-idempotent-refunds.md").write_text(ADR)
+    (repository / "CLAUDE.md").write_text(RULES)
+    sessions = home / ".claude" / "projects" / "-home-src-payments"
+    sessions.mkdir(parents=True)
+    (sessions / SESSION.name).write_bytes(SESSION.read_bytes())
+    readme = walkthrough.blocks(README, "## A five-minute walkthrough")
+    capture = walkthrough.blocks(CAPTURE_PAGE, "## Quick start")
+    assert capture and all(map(expected_output, capture)), "the quick start shows what it prints"
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    printed = await walkthrough.pasted(server, checkout, [*readme, *capture], env={"HOME": str(home)})
+    assert walkthrough.mismatches("the README and the capture page", [*readme, *capture], printed) == []
+    settings = repository / ".claude" / "settings.json"
+    assert "hook claude-code" in settings.read_text(), "the hooks are installed in the repository"
 
 
 def test_api_page_has_the_walkthrough_blocks() -> None:
