@@ -72,6 +72,7 @@ async def test_readme_shell_walkthrough_pastes_as_shown(server: str, tmp_path: P
 
 
 CAPTURE_PAGE = (ROOT / "docs" / "capture.md").read_text()
+EXPORT_PAGE = (ROOT / "docs" / "export.md").read_text()
 SESSION = ROOT.parent / "shared" / "clients" / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 ADR = """# 1. Refunds are idempotent
 
@@ -96,9 +97,10 @@ RULES = """# Payments
 """
 
 
-async def test_capture_quick_start_pastes_as_shown(server: str, tmp_path: Path) -> None:
-    """docs/capture.md's quick start, pasted after the README's walkthrough in the same shell: the hooks
-    installed, a real Claude Code session imported, an ADR and a rules file imported as a human."""
+async def test_capture_and_export_quick_starts_paste_as_shown(server: str, tmp_path: Path) -> None:
+    """docs/capture.md's quick start, then docs/export.md's, pasted after the README's walkthrough in the
+    same shell: the hooks installed, a real Claude Code session imported, an ADR and a rules file imported
+    as a human; the project exported and restored into another workspace."""
     if not SESSION.exists():
         pytest.skip(f"the real Claude Code session is not beside this checkout ({SESSION})")
     home = tmp_path / "home"
@@ -110,14 +112,20 @@ async def test_capture_quick_start_pastes_as_shown(server: str, tmp_path: Path) 
     sessions.mkdir(parents=True)
     (sessions / SESSION.name).write_bytes(SESSION.read_bytes())
     readme = walkthrough.blocks(README, "## A five-minute walkthrough")
-    capture = walkthrough.blocks(CAPTURE_PAGE, "## Quick start")
-    assert capture and all(map(expected_output, capture)), "the quick start shows what it prints"
+    pages = [
+        *walkthrough.blocks(CAPTURE_PAGE, "## Quick start"),
+        *walkthrough.blocks(EXPORT_PAGE, "## Quick start"),
+    ]
+    assert len(pages) == 2 and all(map(expected_output, pages)), "each quick start shows what it prints"
     checkout = tmp_path / "checkout"
     checkout.mkdir()
-    printed = await walkthrough.pasted(server, checkout, [*readme, *capture], env={"HOME": str(home)})
-    assert walkthrough.mismatches("the README and the capture page", [*readme, *capture], printed) == []
+    printed = await walkthrough.pasted(server, checkout, [*readme, *pages], env={"HOME": str(home)})
+    assert walkthrough.mismatches("the README, capture and export pages", [*readme, *pages], printed) == []
     settings = repository / ".claude" / "settings.json"
     assert "hook claude-code" in settings.read_text(), "the hooks are installed in the repository"
+    exported = [json.loads(line) for line in (repository / "payments.jsonl").read_text().splitlines()]
+    assert exported[-1]["type"] == "mneia-export-end"
+    assert sum(record["type"] == "item" for record in exported) == 5
 
 
 def test_api_page_has_the_walkthrough_blocks() -> None:
