@@ -1149,6 +1149,22 @@ def markdown(steps: Sequence[Step], options: Options, version: str) -> list[str]
     out += ["", "(MB = 2^20 bytes, with indexes and TOAST; rows: after VACUUM ANALYZE.)", ""]
     out += growth(steps)
     out += targets(steps)
+    out += ["### Summary: p95 in ms (x its SQL ceiling), as the README shows it", ""]
+    out += [*summary(as_json(steps, options, version)), ""]
+    return out
+
+
+def summary(figures: dict[str, Any]) -> list[str]:
+    """The README's table, from a run's figures (``as_json``, or ``--json``'s file): each operation's p95
+    at each step with its ratio to the SQL ceiling, and the storage per 100,000 items."""
+    steps = figures["steps"]
+    out = ["| operation | " + " | ".join(step["label"] for step in steps) + " |"]
+    out.append("|---|" + "--:|" * len(steps))
+    for name in steps[0]["ops"]:
+        cells = (f"{step['ops'][name]['p95']:.1f} ({step['ops'][name]['ratio_p95']:.1f})" for step in steps)
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    stored = (f"{step['storage']['per_100k']:.1f}" if step.get("storage") else "" for step in steps)
+    out.append("| database, MB per 100,000 items | " + " | ".join(stored) + " |")
     return out
 
 
@@ -1385,6 +1401,9 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument(
+        "--summary", metavar="FILE", help="print the README's table from a run's --json file, and run nothing"
+    )
+    parser.add_argument(
         "--load",
         choices=("auto", *LOADERS),
         default="auto",
@@ -1396,6 +1415,9 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(argv)
+    if args.summary:
+        print("\n".join(summary(json.loads(Path(args.summary).read_text()))))
+        return 0
     sizes = sorted(int(size) for size in args.sizes.split(","))
     if sizes[0] < 100 or args.rounds < 1 or (args.tenants and args.tenant_items < 100):
         raise SystemExit("sizes of at least 100 items, at least one round")
