@@ -239,22 +239,18 @@ CREATE TABLE items (
 -- Every B-tree here is in ascending order and read backward for newest first: a key that
 -- only grows fills its pages as it goes (PostgreSQL splits them where the new key lands),
 -- where a DESC key that only grows halves every page it splits (issue 24).
--- The B-trees that a statement walks in order lead with the workspace and the project, the
--- two equalities every statement and policy states (storage/item.py's tenant). A project
--- lies in one workspace, so the workspace narrows nothing, but a prepared statement's
--- generic plan knows neither value: keyed by the project alone, it took a project of a
--- million items among 1,000 small workspaces for a small one, and read all of it through
--- a bitmap and a sort (a page 13 ms -> 934 ms at p95, rehydrate 750 ms; migration 0023
--- undid 0022 for these). The text indexes (GIN, read through bitmaps whatever the plan)
--- keep the project alone, which halves a word's posting lists.
-CREATE INDEX items_page ON items (workspace_id, project_id, id);
+-- The items' indexes lead with the project, not the workspace as well: a project lies in
+-- one workspace, so the workspace key told them nothing and cost 16 bytes an entry, a
+-- quarter of a page's index (migration 0022). Statements still name the workspace
+-- (storage/item.py's tenant), checked on the row; unique keys keep it (the primary key).
+CREATE INDEX items_page ON items (project_id, id);
 -- (A project's visible items are counted by item_counts, counts.sql, not by an index.)
 -- Index-only scans need a fresh visibility map: vacuum items early.
 ALTER TABLE items SET (autovacuum_vacuum_scale_factor = 0.02,
                        autovacuum_vacuum_insert_scale_factor = 0.02);
 -- An as-of page (R9): the items said by a moment, newest first, found without
 -- walking past everything said after it.
-CREATE INDEX items_asserted ON items (workspace_id, project_id, asserted_at, id);
+CREATE INDEX items_asserted ON items (project_id, asserted_at, id);
 CREATE INDEX items_session ON items (session_id) WHERE session_id IS NOT NULL;
 -- A text search: the tenant's own matches (btree_gin's key for the project,
 -- roles.sql), not every tenant's, which a word common elsewhere would make
@@ -271,17 +267,17 @@ CREATE INDEX items_search ON items USING gin (project_id, search);
 -- window. One B-tree per kind, of ids alone: each grows at one end and stays
 -- packed, where one index keyed by kind grew at six places and was half empty
 -- (184 MB at 1,000,000 items; the six together 71 MB, benchmarks/scale.py).
-CREATE INDEX items_live_constraint ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_constraint ON items (project_id, id)
   WHERE kind = 'CONSTRAINT' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_live_decision ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_decision ON items (project_id, id)
   WHERE kind = 'DECISION' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_live_fact ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_fact ON items (project_id, id)
   WHERE kind = 'FACT' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_live_preference ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_preference ON items (project_id, id)
   WHERE kind = 'PREFERENCE' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_live_question ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_question ON items (project_id, id)
   WHERE kind = 'QUESTION' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_live_task ON items (workspace_id, project_id, id)
+CREATE INDEX items_live_task ON items (project_id, id)
   WHERE kind = 'TASK' AND status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_search_constraint ON items USING gin (project_id, search)
   WHERE kind = 'CONSTRAINT' AND status IN ('ACTIVE', 'DISPUTED');
@@ -295,11 +291,11 @@ CREATE INDEX items_search_question ON items USING gin (project_id, search)
   WHERE kind = 'QUESTION' AND status IN ('ACTIVE', 'DISPUTED');
 CREATE INDEX items_search_task ON items USING gin (project_id, search)
   WHERE kind = 'TASK' AND status IN ('ACTIVE', 'DISPUTED');
-CREATE INDEX items_guaranteed ON items (workspace_id, project_id)
+CREATE INDEX items_guaranteed ON items (project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
 -- In the order rehydration reads them (newest first, then by id: backward), so that it
 -- stops at the few it asks for instead of sorting a month of replacements.
-CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at, id)
+CREATE INDEX items_replacements ON items (project_id, asserted_at, id)
   WHERE supersedes_id IS NOT NULL;
 -- A project lies in one workspace: without this the planner multiplies their
 -- shares, and takes the project of a workspace of a million items for a small one.
@@ -309,13 +305,13 @@ CREATE STATISTICS items_tenancy (dependencies) ON workspace_id, project_id FROM 
 -- page read in order (the keys are storage/item.py's _order_keys), its count
 -- from this index alone, never the project's other items.
 CREATE INDEX items_unconfirmed ON items
-  (workspace_id, project_id, (NOT load_bearing_suggested), (COALESCE(- confidence, 1)), asserted_at, id)
+  (project_id, (NOT load_bearing_suggested), (COALESCE(- confidence, 1)), asserted_at, id)
   WHERE status = 'ACTIVE' AND confirmed_by IS NULL;
 -- items(filter: {statuses: [ACTIVE], stale: true}, orderBy: LONGEST_UNCHECKED),
 -- the Stale tab: only the active items that can go stale (decayAfter set),
 -- the longest unchecked first.
 CREATE INDEX items_decaying ON items
-  (workspace_id, project_id, (COALESCE(last_verified_at, asserted_at)), id)
+  (project_id, (COALESCE(last_verified_at, asserted_at)), id)
   WHERE status = 'ACTIVE' AND decay_after IS NOT NULL;
 
 CREATE TABLE item_events (
