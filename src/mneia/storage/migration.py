@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import mneia
+from mneia.storage.database import lone_engine
 
 
 def script_location() -> Path:
@@ -101,8 +102,6 @@ _ALTER_PASSWORD = text(
 
 async def set_password(admin_url: str, role: str, password: str) -> None:
     """Set ``role``'s password (the server's login role, after a migration made it)."""
-    from mneia.storage.database import lone_engine
-
     engine = lone_engine(admin_url)
     try:
         async with engine.begin() as connection:
