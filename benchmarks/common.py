@@ -48,7 +48,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from mneia.config import OWNER_ROLE, app_url, async_url
 from mneia.storage import migration
-from mneia.storage.database import Tx, transaction
+from mneia.storage.database import PLAN_CACHE_MODE, Tx, transaction
 
 # ---------------------------------------------------------------------------
 # Where the database comes from
@@ -131,6 +131,13 @@ async def server_version(url: str) -> str:
         version = (await connection.execute(text("SHOW server_version"))).scalar_one()
     await engine.dispose()
     return f"PostgreSQL {version}"
+
+
+async def ceiling_connection(url: str) -> asyncpg.Connection:
+    """A raw-SQL ceiling's connection, as the app role's and planning as the server's transactions do
+    (storage.database.PLANNED_WITH_VALUES, set here once for the connection instead)."""
+    dsn = make_url(app_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
+    return await asyncpg.connect(dsn, server_settings={"plan_cache_mode": PLAN_CACHE_MODE})
 
 
 async def vacuum_analyze(url: str) -> None:

@@ -72,6 +72,7 @@ from common import (
     BenchmarkBroken,
     Series,
     bind,
+    ceiling_connection,
     gql,
     insert_items,
     on_fresh_database,
@@ -83,7 +84,6 @@ from common import (
     weighted,
 )
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
@@ -563,8 +563,6 @@ MATCHES = (
 """filter.text as storage/search.py's prefix_query makes it: web-search syntax, each lexeme a prefix."""
 TENANT = "items.workspace_id = $1::uuid AND items.project_id = $2::uuid"
 """storage/item.py's tenant(): the workspace said as a value, then the project."""
-PLAN_MODE = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
-"""storage/database.py's plan_with_values, sent before a text search."""
 WALKS = database.WALKS.sql
 SORTS = "SELECT set_config('enable_sort', 'on', true), set_config('jit', 'on', true)"
 """storage/database.py's walked: the settings that keep a walk a walk, and back."""
@@ -689,7 +687,6 @@ def search_ceiling(space: Space, word: str) -> list[Sent]:
     hit = MATCHES.replace("items.search", "w.vector")
     return [
         (PROJECTS, ([space.project],)),
-        (PLAN_MODE, ()),
         (WALKS, ()),
         (
             f"SELECT n.* FROM (SELECT {', '.join(f'w.{name}' for name in RECORD)}, {hit} AS hit,"
@@ -1033,8 +1030,7 @@ async def measure(
 ) -> None:
     """Rounds of every operation, each beside its ceiling, in a shuffled order, until ``rounds``
     or ``seconds`` (at least ``least`` rounds)."""
-    dsn = make_url(app_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
-    sql = await asyncpg.connect(dsn)
+    sql = await ceiling_connection(url)
     try:
         rehydrations = {
             (reader.id, task): await rehydrate_ceiling(engine, space, reader, task)

@@ -62,6 +62,7 @@ from common import (
     KINDS,
     BenchmarkBroken,
     Series,
+    ceiling_connection,
     database_server,
     fresh_database,
     mneia_serve,
@@ -73,7 +74,6 @@ from common import (
 from foundation import ASSERT_MUTATION, PAGE_QUERY, Space, build_space, bulk_load, plan_items
 from sqlalchemy.engine import make_url
 
-from mneia.config import app_url
 from mneia.storage import token
 from mneia.storage.database import create_engine
 from mneia.storage.ids import new_id
@@ -409,8 +409,7 @@ async def raw_load(
     seconds: float,
 ) -> Run:
     """``connections`` clients, each on its own connection, back to back for ``seconds``."""
-    dsn = make_url(app_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
-    pool = [await asyncpg.connect(dsn) for _ in range(connections)]
+    pool = [await ceiling_connection(url) for _ in range(connections)]
     latencies: list[float] = []
     done = 0
     try:

@@ -44,11 +44,10 @@ caller sees both sides. As of a moment, every item is read as it stood then
 (storage.item's states) and an item recorded later is absent.
 
 A text-search condition uses an index under row-level security only when it
-is LEAKPROOF (migration 0005); either way the answer is the same. ``items`` is
-planned with the task's words in hand (``force_custom_plan``, set for the
-transaction just before it): a plan cached for other words could walk a whole
-project for rare ones or sort every match of common ones. The other two choose
-the same path whatever the words, so they keep PostgreSQL's cached plans.
+is LEAKPROOF (migration 0005); either way the answer is the same. Every
+statement is planned with the task's words and the tenant in hand
+(storage.database.PLANNED_WITH_VALUES): a plan cached for other words or another
+tenant could walk a whole project for rare words or sort every match of common ones.
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item, search
-from mneia.storage.database import CUSTOM_PLANS, SORTS, WALKS, Driven, Tx, plan_with_values, walked
+from mneia.storage.database import SORTS, WALKS, Driven, Tx, walked
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items
 from mneia.vocabulary import ItemKind, ItemStatus
@@ -456,7 +455,7 @@ NAMES = {
         ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
         ("fillers", (_FILLERS, _FILLERS_THEN)),
         ("probe", (_PROBE,)),
-        ("plan mode", (CUSTOM_PLANS, WALKS, SORTS)),
+        ("plan mode", (WALKS, SORTS)),
     )
     for statement in pair
 }
@@ -615,8 +614,6 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
     )
     if request.as_of is None:
         params.update(await _walks(tx, request))
-    await plan_with_values(tx)
-    if request.as_of is None:
         found = await walked(tx, _ITEMS, params)
     else:
         found = await tx.fetch(_ITEMS_THEN, params)

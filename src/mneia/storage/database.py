@@ -236,23 +236,22 @@ class Tx:
         return DBAPIError(sql, None, error, connection_invalidated=lost)
 
 
-BEGIN = "BEGIN"
-BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+PLAN_CACHE_MODE = "force_custom_plan"
+PLANNED_WITH_VALUES = f"SET LOCAL plan_cache_mode = {PLAN_CACHE_MODE}"
+"""Every statement planned with its values in hand, sent with each BEGIN (one round trip).
+
+Tenants are skewed: one project holds a million items beside a thousand of a
+thousand. A prepared statement's generic plan knows no tenant and plans for an
+average one (a thousand rows: a bitmap and a sort), which for the big project
+reads and sorts all of it: a page took 2.2 s instead of 0.9 ms, rehydrate's
+share of the task's words 1.7 s instead of 2.6 ms (benchmarks/scale.py, a
+million items beside 1,000 workspaces; docs/performance.md). Planning each
+time costs a fraction of a millisecond; the statements are still parsed once.
+Set per transaction rather than per connection, so that it also holds behind
+a pooler that refuses startup parameters."""
+BEGIN = f"BEGIN; {PLANNED_WITH_VALUES}"
+BEGIN_READ = f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {PLANNED_WITH_VALUES}"
 """A read: every statement sees the one snapshot taken at its first, and none may write."""
-
-
-CUSTOM_PLANS = Driven(text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"))
-"""The statement ``plan_with_values`` sends (benchmarks name it when they time statements apart)."""
-
-
-async def plan_with_values(tx: Tx) -> None:
-    """Plan this transaction's later statements with their values in hand (``force_custom_plan``).
-
-    For the statements whose best path depends on the words they look for (a
-    text search, a task's candidates): a plan cached for other words could walk
-    a whole project for a rare word or sort every match of a common one.
-    """
-    await tx.fetch(CUSTOM_PLANS, {})
 
 
 WALKS = Driven(

@@ -46,7 +46,7 @@ from sqlalchemy.sql.dml import ReturningInsert
 from mneia.freshness import freshness_at
 from mneia.storage import count, search
 from mneia.storage.count import Count
-from mneia.storage.database import Driven, Tx, from_row, one_of, plan_with_values
+from mneia.storage.database import Driven, Tx, from_row, one_of
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import Authority, ItemKind, ItemOrder, ItemStatus, Scope
@@ -340,7 +340,6 @@ async def page(
         conditions.append(or_(items.c.valid_to.is_(None), items.c.valid_to > valid_at))
     if wanted.text:
         query = search.prefix_query(wanted.text)
-        await plan_with_values(tx)
         if as_of is None and order == ItemOrder.NEWEST:  # the common search: its path chosen in search
             return await _newest_matches(tx, conditions, query, first, after)
         conditions.append(search.matching(query))
