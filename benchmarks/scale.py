@@ -622,13 +622,13 @@ def walked_ceiling(space: Space, word: str) -> Statement:
 
 
 def page_ceiling(space: Space, *, counted: bool) -> list[Statement]:
-    """items(projectId, first: 50): the project, 51 newest items, their provenance, the count."""
+    """items(projectId, first: 50): the project, 51 newest items of the workspace's project (the
+    workspace said as a value, as storage/item.py's tenant()), their provenance, the count."""
     statements = [
         (PROJECTS, ([space.project],)),
         (
-            f"SELECT {COLUMNS} FROM items WHERE items.project_id = $1::uuid"
-            " ORDER BY items.id DESC LIMIT $2::integer",
-            (space.project, 51),
+            f"SELECT {COLUMNS} FROM items WHERE {TENANT} ORDER BY items.id DESC LIMIT $3::integer",
+            (space.workspace_id, space.project, 51),
         ),
         *provenance(space),
     ]
@@ -719,9 +719,10 @@ def as_of_ceiling(space: Space, moment: datetime) -> list[Statement]:
             f" UNION ALL SELECT {STATE_COLUMNS.format(table='items')}"
             " WHERE items.asserted_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM item_states AS o"
             " WHERE o.workspace_id = items.workspace_id AND o.item_id = items.id)) AS s ON true"
-            " WHERE items.project_id = $2::uuid AND items.asserted_at <= $1::timestamptz"
+            " WHERE items.workspace_id = $4::uuid AND items.project_id = $2::uuid"
+            " AND items.asserted_at <= $1::timestamptz"
             " ORDER BY items.asserted_at DESC, items.id DESC LIMIT $3::integer",
-            (moment, space.project, 51),
+            (moment, space.project, 51, space.workspace_id),
         ),
         *provenance(space),
     ]

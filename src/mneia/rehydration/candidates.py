@@ -254,6 +254,7 @@ def _guaranteed_statement(moment: Any) -> Select[Any]:
         select(*item.selected(columns), _rank(literal_column("items.search")).label("rank"))
         .select_from(source)
         .where(
+            items.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
             items.c.project_id == bindparam("project"),
             items.c.kind == _CONSTRAINT,
             columns["status"] == _ACTIVE,
@@ -534,7 +535,7 @@ def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
 async def guaranteed(tx: Tx, project_id: uuid.UUID, task: str, as_of: datetime | None) -> list[Match]:
     """Every ACTIVE load-bearing CONSTRAINT of the project the caller sees (now, or as of
     ``as_of``), by id, each with its rank against ``task``."""
-    params: dict[str, Any] = {"project": project_id, "task": task}
+    params: dict[str, Any] = {"workspace": _workspace(tx), "project": project_id, "task": task}
     if as_of is not None:
         params["moment"] = as_of
     found = await tx.fetch(_GUARANTEED if as_of is None else _GUARANTEED_THEN, params)
