@@ -294,8 +294,10 @@ CREATE INDEX items_search_task ON items USING gin (project_id, search)
 CREATE INDEX items_guaranteed ON items (project_id)
   WHERE kind = 'CONSTRAINT' AND status = 'ACTIVE' AND load_bearing;
 -- In the order rehydration reads them (newest first, then by id: backward), so that it
--- stops at the few it asks for instead of sorting a month of replacements.
-CREATE INDEX items_replacements ON items (project_id, asserted_at, id)
+-- stops at the few it asks for instead of sorting a month of replacements. Keyed by the
+-- workspace too, unlike the others (migration 0023): planned for a big tenant's values,
+-- an index without it lost to items_one_successor and a sort of every replacement.
+CREATE INDEX items_replacements ON items (workspace_id, project_id, asserted_at, id)
   WHERE supersedes_id IS NOT NULL;
 -- A project lies in one workspace: without this the planner multiplies their
 -- shares, and takes the project of a workspace of a million items for a small one.
