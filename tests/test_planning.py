@@ -19,7 +19,9 @@ from mneia.storage.database import Tx, create_engine, transaction
 
 pytestmark = pytest.mark.asyncio
 
-PREPARED = text("PREPARE mneia_planning_probe(uuid) AS SELECT id FROM items WHERE project_id = $1 ORDER BY id DESC")
+PREPARED = text(
+    "PREPARE mneia_planning_probe(uuid) AS SELECT id FROM items WHERE project_id = $1 ORDER BY id DESC"
+)
 
 
 async def _plan(tx: Tx, project: uuid.UUID) -> str:
@@ -28,7 +30,9 @@ async def _plan(tx: Tx, project: uuid.UUID) -> str:
 
 
 @pytest.mark.parametrize("read", [False, True], ids=["write", "read"])
-async def test_a_transaction_plans_a_prepared_statement_for_its_values(engine: AsyncEngine, read: bool) -> None:
+async def test_a_transaction_plans_a_prepared_statement_for_its_values(
+    engine: AsyncEngine, read: bool
+) -> None:
     project = uuid.uuid4()
     async with transaction(engine, read=read) as tx:
         await tx.execute(PREPARED)
