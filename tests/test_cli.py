@@ -591,9 +591,12 @@ def test_issue_21_a_test_run_killed_with_sigterm_stops_its_embedded_postgresql(t
 
 
 INTERRUPTED = """
-import sys
+import signal, sys
 sys.path.insert(0, {root!r})
 from tests.live import interruptible
+# As in a terminal's foreground: a suite started in the background (nohup, &) hands its children
+# SIGINT ignored, and Python then raises no KeyboardInterrupt at all.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 print("started", flush=True)
 interruptible(["sh", "-c", "sleep 300 & echo $! > {pid_file}; wait"], timeout=600)
 """
