@@ -32,7 +32,7 @@ KEYS = text(
 )
 
 
-async def test_the_items_indexes_lead_with_the_project_and_only_unique_ones_name_the_workspace(
+async def test_the_items_indexes_lead_with_the_project_and_name_the_workspace_only_where_stated(
     admin_engine: AsyncEngine,
 ) -> None:
     async with admin_engine.connect() as connection:

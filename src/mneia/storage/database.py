@@ -242,7 +242,7 @@ PLANNED_WITH_VALUES = f"SET LOCAL plan_cache_mode = {PLAN_CACHE_MODE}"
 
 Tenants are skewed: one project holds a million items beside a thousand of a
 thousand. A prepared statement's generic plan knows no tenant and plans for an
-average one (a thousand rows: a bitmap and a sort), which for the big project
+average one (about 2,000 rows: a bitmap and a sort), which for the big project
 reads and sorts all of it: a page took 2.2 s instead of 0.9 ms, rehydrate's
 share of the task's words 1.7 s instead of 2.6 ms (benchmarks/scale.py, a
 million items beside 1,000 workspaces; docs/performance.md). Planning each
