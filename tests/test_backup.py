@@ -38,6 +38,7 @@ from mneia.app import create_app
 from mneia.config import APP_ROLE, app_url, async_url
 from mneia.storage import backup, migration
 from mneia.storage.database import create_engine
+from tests import walkthrough
 from tests.database import with_database
 from tests.graphql import Api, Who
 from tests.live import CLI, PATIENCE, cli_env, serving
@@ -285,6 +286,50 @@ async def test_pg_restore_alone_loses_leakproof_and_keeps_the_catalogue_grants(
     assert plainly["leakproof"] is False
     assert plainly["app may create large objects"] is False
     assert plainly["unforced"] == [] and plainly["owned by app"] == 0
+
+
+BACKUP_PAGE = Path(__file__).resolve().parents[1] / "docs" / "backup.md"
+
+
+async def test_the_pages_own_tools_procedure_runs_as_written(
+    server: str, prefix: str, source: dict[str, Any], tmp_path: Path
+) -> None:
+    """docs/backup.md's backup and restore "with PostgreSQL's own tools", its two blocks run as
+    written in bash (``-e``: any command that fails fails the test), the first with
+    ``DATABASE_URL`` naming the source, the second a database of the same server that does not
+    exist yet. The tools are the installation's whose pg_dump ``mneia backup`` would choose, first
+    on PATH. Afterwards the restored database serves the same human's token and item, and
+    ``ts_match_vq`` is LEAKPROOF again (the block's ALTER FUNCTION)."""
+    dump_block, restore_block = walkthrough.blocks(BACKUP_PAGE.read_text(), "## A server you run yourself")
+    major = int((await admin(server, "SHOW server_version_num"))[0][0]) // 10000
+    tools = backup.pg_dump_for(major, embedded=False).path.parent
+    checkout = tmp_path / "checkout"
+    walkthrough.stand_in_venv(checkout)  # `mneia migrate` in the block is this checkout's
+    target = f"{prefix}_pages"
+    path = f"{tools}:{checkout / '.venv' / 'bin'}:{os.environ['PATH']}"
+    runs = [
+        (dump_block, source["url"], prefix),
+        (restore_block, with_database(server, target), target),
+    ]
+    for block, url, name in runs:
+        env = cli_env(tmp_path, ADMIN=server, DATABASE_URL=url, DATABASE_NAME=name, PATH=path)
+        done = await asyncio.to_thread(
+            subprocess.run,
+            ["bash", "--noprofile", "--norc", "-e", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+        )
+        assert done.returncode == 0, f"{block}\nprinted\n{done.stdout}{done.stderr}"
+    async with serving_api(with_database(server, target)) as api:
+        me = await api.run(source["human"].token, "{ me { id } }")
+        assert me["me"]["id"] == source["human"].id, "the same token authenticates the same human"
+        assert (await api.run(source["human"].token, READ, i=source["item"]))["item"] == source["seen"]
+    restored = await security(with_database(server, target))
+    assert restored["leakproof"] is True, "the page's ALTER FUNCTION marks ts_match_vq again"
+    assert restored["unforced"] == [] and restored["owned by app"] == 0
 
 
 async def test_restore_refuses_a_database_that_holds_data_unless_forced(

@@ -8,7 +8,13 @@ over several lines), ``\\`` at the end of a line, comments (``#>`` output
 lines included), ``$(...)`` (the command inside is one too), and ``|``,
 ``&&``, ``;`` and redirections, which end a command. ``$VARS`` and
 ``<placeholders>`` stand for a value, and ``[--option VALUE]`` in a synopsis
-for the option. Nothing is run.
+for the option. Nothing is run here.
+
+What runs them: every section holding commands is in ``RUN_BY``, with the
+test that runs its blocks (pasted beside a real server, run against a scratch
+database, or, for the benchmarks, which take minutes to hours, parsed by the
+benchmark's own parser), or in ``NOT_RUN`` with the reason. A new block in
+neither fails.
 
 And every page of docs/ is in mkdocs.yml's nav, which names no page that is
 not there. ``mkdocs build --strict`` in .ci/run fails on that too, but the
@@ -18,9 +24,12 @@ it is installed and by pattern when it is not.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import io
 import re
 import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -331,6 +340,166 @@ def nav_pages(config: str) -> set[str]:
     except ImportError:
         return set(NAV_ENTRY.findall(config.partition("\nnav:")[2]))
     return {page for page in nav_leaves(yaml.safe_load(config)["nav"]) if page.endswith(".md")}
+
+
+# --- which test runs each block --------------------------------------------------------------------
+
+RUN_BY = {
+    ("README.md", "## Start"): (
+        "tests/test_cli.py::test_serve_with_the_embedded_server_and_a_bootstrap_beside_it"
+    ),
+    ("README.md", "## Install and test"): "tests/test_cli.py::test_ci_runs_the_readme_install_and_test_line",
+    ("README.md", "## A five-minute walkthrough"): (
+        "tests/test_readme.py::test_readme_shell_walkthrough_pastes_as_shown"
+    ),
+    ("docs/api.md", "## A five-minute walkthrough"): (
+        "tests/test_readme.py::test_the_pages_first_requests_paste_as_shown"
+    ),
+    ("docs/index.md", "## Start"): "tests/test_readme.py::test_the_pages_first_requests_paste_as_shown",
+    ("docs/index.md", "## Install and test"): "tests/test_docs.py::test_the_install_lines_are_the_readmes",
+    ("docs/operations.md", "## Install and test"): (
+        "tests/test_docs.py::test_the_install_lines_are_the_readmes"
+    ),
+    ("docs/capture.md", "## Quick start"): (
+        "tests/test_readme.py::test_capture_and_export_quick_starts_paste_as_shown"
+    ),
+    ("docs/export.md", "## Quick start"): (
+        "tests/test_readme.py::test_capture_and_export_quick_starts_paste_as_shown"
+    ),
+    ("docs/backup.md", "## A server you run yourself"): (
+        "tests/test_backup.py::test_the_pages_own_tools_procedure_runs_as_written"
+    ),
+    ("docs/performance.md", "## Earlier measurements"): (
+        "tests/test_docs.py::test_every_benchmark_command_shown_parses"
+    ),
+    ("docs/performance.md", "## Throughput under concurrent load"): (
+        "tests/test_docs.py::test_every_benchmark_command_shown_parses"
+    ),
+    ("docs/rehydration.md", "## The benchmark"): (
+        "tests/test_docs.py::test_every_benchmark_command_shown_parses"
+    ),
+}
+"""Each section whose shell blocks a test runs, and the test: pasted into bash beside a real server
+(the walkthroughs), run as written against a scratch database (backup), launched as the client would
+(MCP), compared with what CI runs (the install lines) or, for the benchmarks, which take minutes to
+hours, parsed by the benchmark's own parser."""
+
+NOT_RUN = {
+    ("docs/mcp.md", "(before any section)"): (
+        "needs Claude Code's `claude`, not installed here: tests/test_mcp_config.py checks the two lines"
+        " word by word, and launches the configurations they write as each client would"
+    ),
+    ("docs/backup.md", "## The embedded server (`mneia serve` with no `DATABASE_URL`)"): (
+        "drops a database whose name the reader copies from what `mneia restore` printed"
+    ),
+    ("docs/capture.md", "## Hooks"): "the quick start runs the same command; these are its variants",
+    ("docs/capture.md", "## Importing sessions"): (
+        "the reader's own clients' directories (~/.codex, ~/.gemini); the quick start imports a real"
+        " Claude Code session, and tests/test_import.py each client's transcripts"
+    ),
+    ("docs/capture.md", "## Importing decision logs and rules"): (
+        "the quick start runs both importers on files of its own; these name the reader's"
+    ),
+}
+"""Sections whose blocks no test runs as written, and why. Their ``mneia`` commands still parse
+(test_every_mneia_command_shown_parses)."""
+
+
+def sections_with_commands() -> set[tuple[str, str]]:
+    """(page, the ``## `` heading above it) of every shell block of the README and docs/."""
+    found = set()
+    for page in PAGES:
+        lines = page.read_text(encoding="utf-8").split("\n")
+        for first_line, _, _ in shell_blocks("\n".join(lines)):
+            above = (line for line in reversed(lines[: first_line - 1]) if line.startswith("## "))
+            found.add((page.relative_to(ROOT).as_posix(), next(above, "(before any section)")))
+    return found
+
+
+def test_every_command_block_is_run_or_says_why_not() -> None:
+    """A new block of commands belongs to a section a named test runs, or is listed with its reason;
+    and neither list names a section that holds no commands, or a test that does not exist."""
+    shown = sections_with_commands()
+    assert shown - RUN_BY.keys() - NOT_RUN.keys() == set(), "blocks no test runs and no reason given"
+    assert (RUN_BY.keys() | NOT_RUN.keys()) - shown == set(), "listed sections without commands"
+    assert not RUN_BY.keys() & NOT_RUN.keys()
+    for test in set(RUN_BY.values()):
+        path, name = test.split("::")
+        assert re.search(rf"^(async )?def {name}\(", (ROOT / path).read_text(), re.M), test
+
+
+def test_the_install_lines_are_the_readmes() -> None:
+    """docs/index.md and docs/operations.md show the README's install-and-test line, which CI runs."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [block for _, _, block in shell_blocks(readme) if "pytest" in block]
+    for page in ("index.md", "operations.md"):
+        blocks = [block for _, _, block in shell_blocks((DOCS / page).read_text(encoding="utf-8"))]
+        assert line in blocks, page
+
+
+BENCHMARK = re.compile(r"^(?:[A-Z_]+=\S+\s+)*\.venv/bin/python (benchmarks/\w+\.py)((?: [^#\n]*)?)", re.M)
+
+
+class _Parsed(Exception):
+    """Raised by the patched parse_args once the arguments parsed: the benchmark stops before any work."""
+
+
+def _parses(script: Path, arguments: list[str]) -> str | None:
+    """None when ``script``'s own parser takes ``arguments``, else what it said."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec.loader.exec_module(module)
+        original = argparse.ArgumentParser.parse_args
+
+        def parse_then_stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+            original(self, *args, **kwargs)
+            raise _Parsed
+
+        said = io.StringIO()
+        argparse.ArgumentParser.parse_args = parse_then_stop  # type: ignore[method-assign]
+        try:
+            with redirect_stderr(said), redirect_stdout(io.StringIO()):
+                module.main(arguments)
+        except _Parsed:
+            return None
+        except SystemExit:
+            return said.getvalue().strip().splitlines()[-1]
+        finally:
+            argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+        return "main() returned without parsing its arguments"
+    finally:
+        sys.path.remove(str(script.parent))
+        for name, loaded in list(sys.modules.items()):  # the benchmark and its siblings (common, …)
+            if Path(getattr(loaded, "__file__", None) or "/").parent == script.parent:
+                del sys.modules[name]
+
+
+def benchmark_commands(text: str) -> list[tuple[str, list[str]]]:
+    """Each ``.venv/bin/python benchmarks/X.py ARGS`` a shell block shows (continued lines joined)."""
+    found = []
+    for _, _, block in shell_blocks(text):
+        for match in BENCHMARK.finditer(block.replace("\\\n", " ")):
+            found.append((match.group(1), shlex.split(match.group(2))))
+    return found
+
+
+def test_every_benchmark_command_shown_parses() -> None:
+    """Each benchmark command the pages show is taken by that benchmark's own argument parser (it
+    stops there: the runs take minutes to hours), and a wrong option is refused (the control)."""
+    shown = [command for page in PAGES for command in benchmark_commands(page.read_text(encoding="utf-8"))]
+    assert len(shown) >= 10, shown
+    refused = [
+        f"{script} {shlex.join(arguments)}: {why}"
+        for script, arguments in shown
+        if (why := _parses(ROOT / script, arguments)) is not None
+    ]
+    assert refused == []
+    control = _parses(ROOT / "benchmarks/throughput.py", ["--bogus"])
+    assert control is not None and "unrecognized arguments: --bogus" in control
 
 
 def test_every_page_is_in_the_nav() -> None:

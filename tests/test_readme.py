@@ -128,6 +128,28 @@ async def test_capture_and_export_quick_starts_paste_as_shown(server: str, tmp_p
     assert sum(record["type"] == "item" for record in exported) == 5
 
 
+INDEX_PAGE = (ROOT / "docs" / "index.md").read_text()
+
+
+async def test_the_pages_first_requests_paste_as_shown(server: str, tmp_path: Path) -> None:
+    """docs/api.md's first request (curl, after the README's walkthrough minted ``$ALICE``) and the
+    bootstrap of docs/index.md's start, whose first line is the README's own, each pasted into bash
+    beside a real server."""
+    readme = walkthrough.blocks(README, "## A five-minute walkthrough")
+    (curl,) = walkthrough.blocks(API_PAGE, "## A five-minute walkthrough")
+    start, bootstrap = walkthrough.blocks(INDEX_PAGE, "## Start")
+    assert start == walkthrough.blocks(README, "## Start")[0]
+    assert expected_output(curl) and expected_output(bootstrap), "each block shows what it prints"
+    (tmp_path / "api").mkdir()
+    printed = await walkthrough.pasted(server, tmp_path / "api", [*readme, curl])
+    assert walkthrough.mismatches("the README, then docs/api.md", [*readme, curl], printed) == []
+    (tmp_path / "index").mkdir()
+    printed = await walkthrough.pasted(server, tmp_path / "index", [bootstrap])
+    assert walkthrough.mismatches("docs/index.md", [bootstrap], printed) == []
+    made = json.loads(printed[0][0])
+    assert set(made) == {"workspaceId", "actorId", "token"} and made["token"].startswith("mneia_")
+
+
 def test_api_page_has_the_walkthrough_blocks() -> None:
     blocks = BLOCK.findall(API_PAGE)
     assert len(blocks) >= 8, "docs/api.md lost its blocks"
