@@ -24,7 +24,11 @@ foundation.py. Each line of the table is the median run of ``--repeat``
 wrk's (closed loop: each connection sends its next request when the answer
 arrives). A request that is not HTTP 200 or carries ``errors`` fails the
 benchmark: the figures would mean nothing. Pages are measured before
-assertions, which add items, so that every page line sees the same data.
+assertions, which add items, so that every page line sees the same data; the
+runs of one operation are taken in turns (SQL, then each server, ``--repeat``
+times), so that no path reads a table the others have grown. The last lines
+give each server's rate at 16 connections as a share of raw SQL's, beside
+issue 24's targets (page >= 0.5, assertItem >= 0.75).
 
 The last two columns are CPU milliseconds per request, read from /proc:
 "app" is the server's processes (for the SQL lines, the raw client), "db"
@@ -49,7 +53,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,8 +86,11 @@ HERE = Path(__file__).resolve().parent
 LUA = HERE / "graphql.lua"
 OPERATIONS = ("assertItem", "page")
 OPERATIONS_IN_ORDER = ("page", "assertItem")
+SQL = "SQL (asyncpg)"
 ASSERT_TARGET_PER_S = 500.0
 ASSERT_TARGET_P99_MS = 50.0
+SHARE_TARGETS = {"page": 0.5, "assertItem": 0.75}
+"""Issue 24: at 16 connections, the server's requests/s as a share of the same transactions' as raw SQL."""
 
 
 # ---------------------------------------------------------------------------
@@ -481,7 +488,6 @@ async def build_world(url: str, base: str, options: Options, rng: random.Random)
 
 def measure(options: Options, url: str) -> list[Line]:
     rng = random.Random(options.seed)
-    database = make_url(url).database or ""
     scratch = Path(tempfile.mkdtemp(prefix="mneia-throughput-"))
     lines: list[Line] = []
     try:
@@ -503,31 +509,52 @@ def measure(options: Options, url: str) -> list[Line]:
         # index-only scan) costs more over rows not yet vacuumed, so each page
         # line must see the same data.
         for operation in sorted(options.operations, key=OPERATIONS_IN_ORDER.index):
-            cases, transact = raw[operation]
-            if not options.skip_sql:
-                for connections in options.connections:
-                    runs = [
-                        asyncio.run(raw_load(url, cases, transact, connections, options.duration))
-                        for _ in range(options.repeat)
-                    ]
-                    lines.append(Line(operation, "SQL (asyncpg)", connections, runs))
-                    print(lines[-1].text(), flush=True)
-            for workers in options.workers:
-                with mneia_serve(url, workers) as (base, server):
-                    for connections in options.connections:
-                        wrk(base, files[operation], connections, options.warmup)
-                        name = f"{operation}-{workers}w-{connections}c"
-                        runs = []
-                        with profiled(server, options.profile, name, options.duration * options.repeat):
-                            for _ in range(options.repeat):
-                                with cpu_use(psutil.Process(server.pid), database) as used:
-                                    run = wrk(base, files[operation], connections, options.duration)
-                                runs.append(run.costed(used[0]))
-                        path = f"HTTP, {workers} worker{'s' if workers > 1 else ''}"
-                        lines.append(Line(operation, path, connections, runs))
-                        print(lines[-1].text(), flush=True)
+            lines += interleaved(options, url, operation, raw[operation], files[operation])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return lines
+
+
+def interleaved(
+    options: Options,
+    url: str,
+    operation: str,
+    raw: tuple[Sequence[Any], Callable[[asyncpg.Connection, Any], Awaitable[None]]],
+    requests: Path,
+) -> list[Line]:
+    """One operation's lines, their runs taken in turns: SQL, then each server, ``--repeat`` times.
+
+    Every run adds to what the next one reads (an assertion adds an item, and
+    autovacuum follows the rows): measured one path after the other, the last
+    paths ran on a bigger table, with autovacuum's work counted in their
+    database CPU. In turns, each path sees the same states of the table.
+    """
+    database = make_url(url).database or ""
+    cases, transact = raw
+    paths = ([] if options.skip_sql else [SQL]) + [
+        f"HTTP, {workers} worker{'s' if workers > 1 else ''}" for workers in options.workers
+    ]
+    lines: list[Line] = []
+    with ExitStack() as servers:
+        served = [servers.enter_context(mneia_serve(url, workers)) for workers in options.workers]
+        for connections in options.connections:
+            runs: dict[str, list[Run]] = {path: [] for path in paths}
+            for turn in range(options.repeat):
+                if not options.skip_sql:
+                    run = asyncio.run(raw_load(url, cases, transact, connections, options.duration))
+                    runs[SQL].append(run)
+                for workers, (base, server) in zip(options.workers, served, strict=True):
+                    wrk(base, requests, connections, options.warmup)
+                    name = f"{operation}-{workers}w-{connections}c-{turn + 1}"
+                    with (
+                        profiled(server, options.profile, name, options.duration),
+                        cpu_use(psutil.Process(server.pid), database) as used,
+                    ):
+                        run = wrk(base, requests, connections, options.duration)
+                    runs[f"HTTP, {workers} worker{'s' if workers > 1 else ''}"].append(run.costed(used[0]))
+            for path in paths:
+                lines.append(Line(operation, path, connections, runs[path]))
+                print(lines[-1].text(), flush=True)
     return lines
 
 
@@ -549,6 +576,30 @@ def verdict(lines: Sequence[Line]) -> str:
         f"target       >= {ASSERT_TARGET_PER_S:.0f} assertItem/s, p99 <= {ASSERT_TARGET_P99_MS:.0f} ms"
         " at 16 connections: " + "; ".join(parts)
     )
+
+
+def shares(lines: Sequence[Line]) -> list[str]:
+    """Each server's rate at 16 connections as a share of raw SQL's, beside issue 24's target."""
+    said = []
+    for operation, target in SHARE_TARGETS.items():
+        ceiling = next(
+            (line for line in lines if (line.operation, line.path, line.connections) == (operation, SQL, 16)),
+            None,
+        )
+        served = [
+            line
+            for line in lines
+            if line.operation == operation and line.connections == 16 and line.path != SQL
+        ]
+        if ceiling is None or not served:
+            continue
+        for line in served:
+            share = line.median.per_second / ceiling.median.per_second
+            said.append(
+                f"share        {operation} {line.path}: {share:.2f} of SQL at 16 connections"
+                f" (target >= {target:.2f}: {'met' if share >= target else 'MISSED'})"
+            )
+    return said
 
 
 def numbers(value: str) -> list[int]:
@@ -627,6 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(f"load average {os.getloadavg()[0]:.2f} at the end (above 2: other work shared the cores)")
     print(verdict(lines))
+    for said in shares(lines):
+        print(said)
     print(f"total        {time.perf_counter() - started:.1f} s")
     return 0
 
