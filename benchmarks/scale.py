@@ -93,7 +93,7 @@ from mneia.storage import database, workspace
 from mneia.storage.database import Tx, create_engine
 from mneia.storage.ids import new_id
 from mneia.storage.item import STATE_FIELDS, ItemRecord
-from mneia.storage.token import digest
+from mneia.storage.token import digest, workspace_of
 
 FLAT = 1.5  # p95 at a step / p95 at the first step
 SEARCH_TARGET_MS = 50.0  # p95 of a 10-result search with its count at 1,000,000 items
@@ -168,6 +168,10 @@ class Member:
     @property
     def digest(self) -> str:
         return digest(self.token)
+
+    @property
+    def workspace(self) -> uuid.UUID | None:
+        return workspace_of(self.token)
 
 
 @dataclass
@@ -538,7 +542,7 @@ RECORD = [f.name for f in dataclasses.fields(ItemRecord)]
 COLUMNS = ", ".join(f"items.{name}" for name in RECORD)
 STATE_COLUMNS = ", ".join(f"{{table}}.{name}" for name in sorted(STATE_FIELDS))
 COLUMNS_THEN = ", ".join(f"{'s' if name in STATE_FIELDS else 'items'}.{name}" for name in RECORD)
-AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1)"
+AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1, $2)"
 PROJECTS = (
     "SELECT projects.id, projects.name, projects.team_id FROM projects WHERE projects.id = ANY ($1::uuid[])"
 )
@@ -813,7 +817,7 @@ async def run_ceiling(
     else:
         begun = connection.transaction()
     async with begun:
-        if not await connection.fetch(AUTHENTICATE, reader.digest):
+        if not await connection.fetch(AUTHENTICATE, reader.digest, reader.workspace):
             raise BenchmarkBroken("a token did not authenticate")
         for step in statements:
             chosen = step(answers) if callable(step) else step

@@ -339,7 +339,7 @@ def profiled(server: subprocess.Popen[bytes], into: Path | None, name: str, seco
 # ---------------------------------------------------------------------------
 # The ceiling: the same transactions as raw SQL through asyncpg
 
-_AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1)"
+_AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1, $2)"
 _PROJECT = "SELECT projects.id, projects.name, projects.team_id FROM projects WHERE projects.id = ANY($1)"
 _SESSION_COLUMNS = (
     "sessions.id, sessions.project_id, sessions.actor_id, clients.tool, clients.version,"
@@ -370,9 +370,14 @@ _COUNT = "SELECT count(*) FROM items WHERE project_id = $1"
 _ACTORS = "SELECT workspace_id, id, kind, name, created_at FROM actors WHERE id = ANY($1)"
 
 
+def _presented(secret: str) -> tuple[str, uuid.UUID | None]:
+    """What the server gives ``mneia_authenticate`` for a token: its digest and the workspace it names."""
+    return token.digest(secret), token.workspace_of(secret)
+
+
 async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
     async with connection.transaction():
-        who = await connection.fetchrow(_AUTHENTICATE, token.digest(case.token))
+        who = await connection.fetchrow(_AUTHENTICATE, *_presented(case.token))
         if who is None:
             raise BenchmarkBroken("an agent's token did not authenticate")
         access = await connection.fetchrow(_ACCESS, case.session_id, [case.project_id])
@@ -394,7 +399,7 @@ async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
 
 async def raw_page(connection: asyncpg.Connection, case: PageRead) -> None:
     async with connection.transaction():
-        if await connection.fetchrow(_AUTHENTICATE, token.digest(case.token)) is None:
+        if await connection.fetchrow(_AUTHENTICATE, *_presented(case.token)) is None:
             raise BenchmarkBroken("a reader's token did not authenticate")
         await connection.fetch(_PROJECT, [case.project_id])
         rows = await connection.fetch(_LISTING, case.project_id)

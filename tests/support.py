@@ -20,6 +20,7 @@ and ``confirmed_item`` (a human's ruling, made either way R3 allows).
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -36,14 +37,15 @@ from mneia.storage import database
 from mneia.storage.event import of_items
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items, metadata
-from mneia.storage.token import digest
+from mneia.storage.token import PREFIX, digest, workspace_of
+from mneia.storage.workspace import Bootstrap
 from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Who
 
 if TYPE_CHECKING:
     from tests.graphql import Api, World
 
-AUTHENTICATE = text("SELECT id FROM mneia_authenticate(:digest)")
+AUTHENTICATE = text("SELECT id FROM mneia_authenticate(:digest, CAST(:workspace AS uuid))")
 # What a forger would try: the context's settings, written by hand.
 SET_CONTEXT = text(
     "SELECT set_config('mneia.workspace_id', :ws, true), set_config('mneia.actor_id', :actor, true)"
@@ -101,7 +103,9 @@ async def as_nobody(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 
 async def authenticate(connection: AsyncConnection, who: Who) -> None:
     """Bind the connection's transaction to ``who``, by its token, as the server does."""
-    bound = (await connection.execute(AUTHENTICATE, {"digest": digest(who.token)})).scalar_one_or_none()
+    named = workspace_of(who.token)
+    found = await connection.execute(AUTHENTICATE, {"digest": digest(who.token), "workspace": named})
+    bound = found.scalar_one_or_none()
     assert bound == uuid.UUID(who.id), "the token authenticates its actor"
 
 
@@ -384,3 +388,17 @@ async def rehydrate(
 
 def entry_ids(slice_: dict[str, Any], reason: str | None = None) -> set[str]:
     return {e["item"]["id"] for e in slice_["entries"] if reason is None or e["reason"] == reason}
+
+
+async def bootstrapped_before_0024(admin: AsyncEngine) -> Bootstrap:
+    """A workspace made as releases before 0024 made it: the database chose its id, and its first
+    token (``mneia_`` and 43 characters) names no workspace."""
+    secret = PREFIX + secrets.token_urlsafe(32)
+    async with admin.begin() as connection:
+        made = (
+            await connection.execute(
+                text("SELECT workspace_id, actor_id FROM mneia_bootstrap('legacy', 'alice', :digest)"),
+                {"digest": digest(secret)},
+            )
+        ).one()
+    return Bootstrap(made.workspace_id, made.actor_id, secret)

@@ -11,15 +11,20 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mneia.storage import token
 from tests.graphql import Api, Who, World
 from tests.support import (
     CHECK_VIOLATION,
@@ -265,3 +270,64 @@ async def test_issue_21_an_expiring_token_mints_nothing_that_outlives_it(api: Ap
     assert (await api.run(world.human.token, CREATE_TOKEN, a=world.agent.id))["createToken"]["issued"][
         "expiresAt"
     ] is None
+
+
+# Tokens name their workspace (issue 25): the lookup states workspace_id = X, as every query does.
+
+TOKEN_TEXT = re.compile(r"mneia_[A-Za-z0-9_-]{65}")
+
+
+@given(st.uuids())
+def test_r1_a_token_names_its_workspace_after_its_secret(workspace_id: uuid.UUID) -> None:
+    minted = token.mint(workspace_id)
+    assert TOKEN_TEXT.fullmatch(minted), minted
+    assert token.workspace_of(minted) == workspace_id
+
+
+@given(st.text(max_size=80) | st.text(alphabet="mneia_-ABCxyz0189", min_size=60, max_size=75))
+def test_r1_any_text_names_a_workspace_or_none_and_never_raises(presented: str) -> None:
+    named = token.workspace_of(presented)
+    assert named is None or (presented.startswith(token.PREFIX) and len(presented) == 71)
+
+
+async def test_r1_a_token_authenticates_only_in_the_workspace_it_names(
+    api: Api, world: World, admin_engine: AsyncEngine
+) -> None:
+    """The digest of a token naming workspace A, stored as a token of workspace B's human, finds
+    nothing: the lookup is ``workspace_id = A AND token_hash = …``. Stored under A, it works."""
+    other_workspace, other = await api.bootstrap("olga")
+    forged = token.mint(uuid.UUID(world.workspace_id))
+    insert = text(
+        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash)"
+        " VALUES (CAST(:ws AS uuid), gen_random_uuid(), CAST(:actor AS uuid), :digest)"
+    )
+    async with admin_engine.begin() as connection:
+        await connection.execute(
+            insert, {"ws": other_workspace, "actor": other.id, "digest": token.digest(forged)}
+        )
+    assert not await authenticates(api, forged)
+
+    honest = token.mint(uuid.UUID(world.workspace_id))
+    async with admin_engine.begin() as connection:
+        await connection.execute(
+            insert, {"ws": world.workspace_id, "actor": world.human.id, "digest": token.digest(honest)}
+        )
+    assert await authenticates(api, honest)  # control
+
+
+async def test_r1_a_token_of_the_old_form_is_found_by_its_digest_alone(
+    api: Api, world: World, admin_engine: AsyncEngine
+) -> None:
+    """Minted before 0024, a token names no workspace; it keeps working."""
+    old = token.PREFIX + secrets.token_urlsafe(32)
+    assert token.workspace_of(old) is None
+    async with admin_engine.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash)"
+                " VALUES (CAST(:ws AS uuid), gen_random_uuid(), CAST(:actor AS uuid), :digest)"
+            ),
+            {"ws": world.workspace_id, "actor": world.human.id, "digest": token.digest(old)},
+        )
+    assert await authenticates(api, old)
+    assert not await authenticates(api, old[:-1])  # control

@@ -151,7 +151,7 @@ async def test_r3_changing_one_field_of_a_sealed_context_unbinds_it(
 async def test_r1_a_failed_authentication_unbinds(engine: AsyncEngine, stocked: World) -> None:
     async with as_caller(engine, stocked.human) as connection:
         assert (await seen(connection))["items"] > 0  # control
-        unknown = await connection.execute(text("SELECT * FROM mneia_authenticate('not a digest')"))
+        unknown = await connection.execute(text("SELECT * FROM mneia_authenticate('not a digest', NULL)"))
         assert unknown.all() == []
         assert await seen(connection) == nothing()
 
@@ -163,7 +163,7 @@ async def test_r1_a_failed_authentication_unbinds(engine: AsyncEngine, stocked: 
         "SELECT mneia_context_seal()",
         "SELECT mneia_bind(gen_random_uuid(), gen_random_uuid())",
         "SELECT mneia_unbind()",
-        "SELECT * FROM mneia_bootstrap('evil corp', 'mallory', 'digest')",
+        "SELECT * FROM mneia_bootstrap(gen_random_uuid(), 'evil corp', 'mallory', 'digest')",
         "SELECT mneia_rotate_seal_key()",
         "SELECT mneia_random_bytes()",
         "SELECT mneia_channel_of(gen_random_uuid())",

@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.config import OWNER_ROLE, async_url
-from mneia.storage import count, migration, workspace
+from mneia.storage import count, migration
 from mneia.storage.item import authority_of
 from mneia.vocabulary import Authority, ItemStatus
 from tests.database import scratch_database
@@ -30,6 +30,7 @@ from tests.support import (
     MAKE_LOAD_BEARING,
     RETIRE_ITEM,
     as_caller,
+    bootstrapped_before_0024,
     rows,
 )
 
@@ -351,7 +352,7 @@ async def test_0018_counts_the_items_already_there(server: str) -> None:
         await asyncio.to_thread(migration.upgrade, url, "0016_privacy")
         admin = create_async_engine(async_url(url))
         try:
-            made = await workspace.bootstrap(admin, "legacy", "alice")
+            made = await bootstrapped_before_0024(admin)
             bound = {"ws": str(made.workspace_id), "actor": str(made.actor_id)}
             project, bob = uuid.uuid4(), uuid.uuid4()
             setup = (

@@ -19,10 +19,11 @@ from scripts import catalog
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from mneia.config import OWNER_ROLE, async_url
-from mneia.storage import database, event, migration, workspace
+from mneia.config import OWNER_ROLE, app_url, async_url
+from mneia.storage import database, event, migration, token, workspace
 from mneia.storage.tables import metadata
 from tests.database import scratch_database
+from tests.support import bootstrapped_before_0024
 from tests.test_declared import OWNER_ONLY
 
 BIND = text("SELECT mneia_bind(CAST(:ws AS uuid), CAST(:actor AS uuid))")
@@ -74,7 +75,7 @@ async def test_0004_rebuilds_the_states_of_the_items_already_there(server: str) 
         await asyncio.to_thread(migration.upgrade, url, "0003_tokens")
         admin = create_async_engine(async_url(url))
         try:
-            made = await workspace.bootstrap(admin, "legacy", "alice")
+            made = await bootstrapped_before_0024(admin)
             bound = {"ws": str(made.workspace_id), "actor": str(made.actor_id)}
             # As an administrator loading history: the owner, bound to Alice, trusted with its times;
             # then a change in a later transaction, at its time.
@@ -157,7 +158,7 @@ async def test_0021_keeps_the_history_a_row_does_not_imply_and_its_downgrade_wri
         await asyncio.to_thread(migration.upgrade, url, "0020_dense_storage")
         admin = create_async_engine(async_url(url))
         try:
-            made = await workspace.bootstrap(admin, "legacy", "alice")
+            made = await bootstrapped_before_0024(admin)
             bound = {"ws": str(made.workspace_id), "actor": str(made.actor_id)}
             for statement, values in history:
                 async with admin.connect() as connection, connection.begin():
@@ -189,3 +190,41 @@ async def test_0021_keeps_the_history_a_row_does_not_imply_and_its_downgrade_wri
 
     assert unkeyed(after) == unkeyed(before) == unkeyed(back)
     assert [record[0] for record in after[plain]] == [plain]  # an assertion's event has its item's id
+
+
+async def test_0024_tokens_minted_before_it_still_authenticate_and_new_ones_after_its_downgrade(
+    server: str,
+) -> None:
+    """A token of 0023 (no workspace in it) is found by its digest alone after the upgrade; one
+    minted at 0024 (naming its workspace) still authenticates once the schema is back at 0023."""
+
+    async def authenticated(url: str, secret: str) -> uuid.UUID | None:
+        engine = database.create_engine(app_url(url), pool_size=1)
+        try:
+            async with database.transaction(engine, read=True) as tx:
+                found = await token.authenticate(tx, secret)
+        finally:
+            await engine.dispose()
+        return found.id if found else None
+
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0023_replacements_by_workspace")
+        admin = create_async_engine(async_url(url))
+        try:
+            old = await bootstrapped_before_0024(admin)
+            assert token.workspace_of(old.token) is None
+            await asyncio.to_thread(migration.upgrade, url)
+            assert await authenticated(url, old.token) == old.actor_id
+            new = await workspace.bootstrap(admin, "current", "bob")
+            assert token.workspace_of(new.token) == new.workspace_id
+            assert await authenticated(url, new.token) == new.actor_id
+            assert await authenticated(url, old.token + "x") is None  # control
+
+            await asyncio.to_thread(migration.downgrade, url, "0023_replacements_by_workspace")
+            async with admin.connect() as connection:
+                found = await connection.execute(
+                    text("SELECT id FROM mneia_authenticate(:digest)"), {"digest": token.digest(new.token)}
+                )
+                assert found.scalar_one() == new.actor_id
+        finally:
+            await admin.dispose()

@@ -45,7 +45,7 @@ async def answered(http: httpx.AsyncClient, query: str, secret: str | None) -> t
 async def spoilt(api: Api, world: World, how: str) -> str:
     """A token refused in the way ``how`` names."""
     if how == "unknown":
-        return token.mint()
+        return token.mint(uuid.UUID(world.workspace_id))
     agent = await api.actor(world.human.token, "AGENT", f"{how}-{uuid.uuid4().hex[:6]}")
     async with api.admin_engine.begin() as connection:
         await connection.execute(SPOIL[how], {"a": agent.id})

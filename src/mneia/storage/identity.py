@@ -99,7 +99,7 @@ async def open_session(
     tx: Tx, issuer: str, subject: str, workspace_id: uuid.UUID, lifetime: timedelta
 ) -> tuple[str, uuid.UUID] | None:
     """A session token for the person's human actor of the workspace: its secret (shown once) and id."""
-    secret = token.mint()
+    secret = token.mint(workspace_id)
     made = (
         await tx.execute(
             _SESSION,

@@ -1,10 +1,19 @@
 """Bearer tokens: minted once, stored only as a SHA-256 digest (R3, F14).
 
 A token is 256 random bits, so a fast digest is enough: there is nothing to
-brute-force. ``mneia_authenticate`` (storage/sql/context.sql) finds the token
-by its digest and binds the transaction to its workspace and actor, sealed:
-it is the only way a transaction of the server's role gets a context. A
-revoked token, or one past its expiry by the database's clock, finds nothing.
+brute-force. After the secret it names its workspace (``mneia_`` + 43
+characters of secret + the workspace id's 16 bytes in 22 base64url
+characters), so that finding it states ``workspace_id = X`` as every other
+query does: one tenant's rows are read, never every tenant's index (on a
+cluster distributed by workspace, one node; docs/scale-out.md). The workspace
+part is not a secret, and changing it changes the digest: a token names one
+workspace and authenticates only there. Tokens minted before 0024 name none
+and are still found by their digest alone.
+
+``mneia_authenticate`` (storage/sql/context.sql) finds the token by its
+workspace and digest and binds the transaction to its workspace and actor,
+sealed: it is the only way a transaction of the server's role gets a context.
+A revoked token, or one past its expiry by the database's clock, finds nothing.
 
 After minting, the secret is never shown again: a token is listed by its id,
 a short hint (the first characters of the secret, useless on their own) and
@@ -14,6 +23,8 @@ its times. Who may list or revoke which token is the database's policy
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import secrets
 import uuid
@@ -31,9 +42,14 @@ from mneia.vocabulary import ActorKind
 
 PREFIX = "mneia_"
 HINT_LENGTH = len(PREFIX) + 4  # "mneia_" and 24 of the secret's 256 bits
+SECRET_LENGTH = 43  # 32 random bytes in unpadded base64url
+WORKSPACE_LENGTH = 22  # a workspace id's 16 bytes in unpadded base64url
 
 _AUTHENTICATE = Driven(
-    text("SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate(:digest)")
+    text(
+        "SELECT workspace_id, id, kind, name, created_at"
+        " FROM mneia_authenticate(:digest, CAST(:workspace AS uuid))"
+    )
 )
 
 
@@ -69,13 +85,30 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def mint() -> str:
-    return PREFIX + secrets.token_urlsafe(32)
+def mint(workspace_id: uuid.UUID) -> str:
+    """A new token of the workspace: the prefix, 256 random bits, then the workspace it names."""
+    named = base64.urlsafe_b64encode(workspace_id.bytes).rstrip(b"=").decode()
+    return PREFIX + secrets.token_urlsafe(32) + named
+
+
+def workspace_of(token: str) -> uuid.UUID | None:
+    """The workspace a token names; None for a token minted before 0024, or text that is no token."""
+    body = token.removeprefix(PREFIX)
+    if body == token or len(body) != SECRET_LENGTH + WORKSPACE_LENGTH:
+        return None
+    try:
+        named = base64.urlsafe_b64decode(body[SECRET_LENGTH:] + "==")
+    except (binascii.Error, ValueError):
+        return None
+    return uuid.UUID(bytes=named) if len(named) == 16 else None
 
 
 async def authenticate(tx: Tx, token: str) -> ActorRecord | None:
     """The token's actor, with the transaction bound to it; None for an unknown, revoked or expired token."""
-    rows = await tx.fetch(_AUTHENTICATE, {"digest": digest(token)})
+    named = workspace_of(token)
+    rows = await tx.fetch(
+        _AUTHENTICATE, {"digest": digest(token), "workspace": str(named) if named else None}
+    )
     if not rows:
         return None
     workspace_id, actor_id, kind, name, created_at = rows[0]
@@ -94,7 +127,7 @@ async def create(
     expires_in: timedelta | None = None,
 ) -> tuple[str, TokenRecord]:
     """A new token: its secret (shown once) and record. ``expires_in`` counts from the database's now()."""
-    secret = mint()
+    secret = mint(workspace_id)
     expiry = func.now() + expires_in if expires_in is not None else expires_at
     row = (
         await tx.execute(
@@ -124,7 +157,13 @@ async def visible(tx: Tx, actor_ids: Sequence[uuid.UUID] | None = None) -> list[
 
 async def presented(tx: Tx, token: str) -> TokenRecord | None:
     """The token the transaction was authenticated with (its actor may see it)."""
-    row = (await tx.execute(select(*_COLUMNS).where(api_tokens.c.token_hash == digest(token)))).first()
+    row = (
+        await tx.execute(
+            select(*_COLUMNS).where(
+                api_tokens.c.workspace_id == tx.workspace_id, api_tokens.c.token_hash == digest(token)
+            )
+        )
+    ).first()
     return from_row(TokenRecord, row) if row else None
 
 

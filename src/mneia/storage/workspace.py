@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.storage import token
 from mneia.storage.database import Tx, from_row, transaction
+from mneia.storage.ids import new_id
 from mneia.storage.tables import workspaces
 
 
@@ -33,7 +34,9 @@ async def get(tx: Tx, workspace_id: uuid.UUID) -> WorkspaceRecord | None:
     return from_row(WorkspaceRecord, row) if row else None
 
 
-_BOOTSTRAP = text("SELECT workspace_id, actor_id FROM mneia_bootstrap(:workspace, :human, :digest)")
+_BOOTSTRAP = text(
+    "SELECT workspace_id, actor_id FROM mneia_bootstrap(CAST(:id AS uuid), :workspace, :human, :digest)"
+)
 
 
 async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: str) -> Bootstrap:
@@ -44,11 +47,18 @@ async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: 
     only an administrator's connection may call it. The token's secret never
     reaches the database, only its digest.
     """
-    secret = token.mint()
+    workspace_id = new_id()  # here, not in the database: the token names it
+    secret = token.mint(workspace_id)
     async with transaction(admin_engine) as tx:
         made = (
             await tx.execute(
-                _BOOTSTRAP, {"workspace": workspace_name, "human": human_name, "digest": token.digest(secret)}
+                _BOOTSTRAP,
+                {
+                    "id": str(workspace_id),
+                    "workspace": workspace_name,
+                    "human": human_name,
+                    "digest": token.digest(secret),
+                },
             )
         ).one()
     return Bootstrap(made.workspace_id, made.actor_id, secret)

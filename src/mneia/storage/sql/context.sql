@@ -230,11 +230,13 @@ CREATE FUNCTION public.mneia_unbind() RETURNS void
   $$;
 
 -- Authentication in one round trip: find the presented token (by its
--- SHA-256 digest), bind the transaction to its workspace and actor, and
--- return that actor. An unknown, revoked or expired token (expiry is the
--- database's now(), F14) returns no row and leaves
--- the transaction bound to nobody. The only way mneia_app gets a context.
-CREATE FUNCTION public.mneia_authenticate(presented text)
+-- SHA-256 digest, in the workspace the token names), bind the transaction to
+-- its workspace and actor, and return that actor. An unknown, revoked or
+-- expired token (expiry is the database's now(), F14) returns no row and
+-- leaves the transaction bound to nobody. The only way mneia_app gets a
+-- context. A token minted before 0024 names no workspace (NULL): it is found
+-- by its digest alone, the one lookup that does not state its workspace.
+CREATE FUNCTION public.mneia_authenticate(presented text, named uuid)
   RETURNS TABLE (workspace_id uuid, id uuid, kind text, name text, created_at timestamptz)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
@@ -246,10 +248,17 @@ CREATE FUNCTION public.mneia_authenticate(presented text)
   BEGIN
     PERFORM public.mneia_unbind();
     PERFORM set_config('mneia.token_hash', coalesce(presented, ''), true);
-    SELECT t.workspace_id, t.actor_id, t.expires_at INTO found_workspace, found_actor, found_expiry
-      FROM public.api_tokens t
-      WHERE t.token_hash = presented AND t.revoked_at IS NULL
-        AND (t.expires_at IS NULL OR t.expires_at > now());
+    IF named IS NOT NULL THEN
+      SELECT t.workspace_id, t.actor_id, t.expires_at INTO found_workspace, found_actor, found_expiry
+        FROM public.api_tokens t
+        WHERE t.workspace_id = named AND t.token_hash = presented AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > now());
+    ELSE
+      SELECT t.workspace_id, t.actor_id, t.expires_at INTO found_workspace, found_actor, found_expiry
+        FROM public.api_tokens t
+        WHERE t.token_hash = presented AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > now());
+    END IF;
     PERFORM set_config('mneia.token_hash', '', true);
     IF found_actor IS NULL THEN
       RETURN;
@@ -265,14 +274,15 @@ CREATE FUNCTION public.mneia_authenticate(presented text)
   $$;
 
 -- A workspace, its first human and that human's token (by digest): the
--- administrator's act (`mneia admin bootstrap`). Owner only.
-CREATE FUNCTION public.mneia_bootstrap(workspace_name text, human_name text, token_digest text)
+-- administrator's act (`mneia admin bootstrap`), given the new workspace's id,
+-- which the token names. Owner only.
+CREATE FUNCTION public.mneia_bootstrap(new_workspace uuid, workspace_name text, human_name text,
+    token_digest text)
   RETURNS TABLE (workspace_id uuid, actor_id uuid)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   DECLARE
-    new_workspace uuid := public.mneia_uuid7();
     new_actor uuid := public.mneia_uuid7();
     new_identity uuid := public.mneia_uuid7();
   BEGIN

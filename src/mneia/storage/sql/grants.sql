@@ -29,7 +29,7 @@ GRANT SELECT ON item_counts TO mneia_app;
 ALTER DEFAULT PRIVILEGES FOR ROLE mneia_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
-  mneia_authenticate(text),
+  mneia_authenticate(text, uuid),
   mneia_channel(),
   mneia_sealed(),
   mneia_context_field(text),

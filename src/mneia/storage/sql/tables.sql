@@ -71,7 +71,9 @@ CREATE TABLE api_tokens (
   workspace_id uuid NOT NULL,
   id uuid NOT NULL,
   actor_id uuid NOT NULL,
-  token_hash text NOT NULL UNIQUE,
+  -- The SHA-256 of the whole token (storage/token.py), which names its workspace:
+  -- found by (workspace_id, token_hash), as every row is found by its workspace.
+  token_hash text NOT NULL,
   created_by uuid,
   created_at timestamptz NOT NULL DEFAULT now(),
   revoked_at timestamptz,
@@ -82,11 +84,14 @@ CREATE TABLE api_tokens (
   expires_at timestamptz CHECK (expires_at > created_at),
   revoked_by uuid,
   PRIMARY KEY (workspace_id, id),
+  UNIQUE (workspace_id, token_hash),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
   FOREIGN KEY (workspace_id, created_by) REFERENCES actors (workspace_id, id),
   FOREIGN KEY (workspace_id, revoked_by) REFERENCES actors (workspace_id, id),
   CHECK (revoked_by IS NULL OR revoked_at IS NOT NULL)
 );
+-- Tokens minted before 0024 name no workspace: found by their digest alone.
+CREATE INDEX api_tokens_digest ON api_tokens (token_hash);
 
 CREATE TABLE teams (
   workspace_id uuid NOT NULL,
