@@ -484,6 +484,45 @@ async def test_r3_a_human_cannot_mint_a_token_for_another_person(
     assert await run(engine, world.human, insert_token, owner=world.agent.id, **params) == 1
 
 
+async def test_r3_a_creator_copied_onto_a_row_is_the_databases_never_the_callers(
+    api: Api, engine: AsyncEngine, world: World
+) -> None:
+    """The token and membership policies read the creator of the token's actor, team or project
+    from the row itself (docs/scale-out.md); a trigger writes it from the records, whatever the
+    INSERT says. Bob, who created nothing, claims to be the creator: refused each time; Alice, who
+    created them, adds the same rows (the controls)."""
+    bob = await api.actor(world.human.token, "HUMAN", "bob")
+    team = await api.run(world.human.token, 'mutation { createTeam(name: "core", function: "eng") { id } }')
+    team_id = team["createTeam"]["id"]
+    newcomer = await api.actor(world.human.token, "AGENT", "newcomer")
+    claims = {
+        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by, actor_created_by)"
+        " VALUES (:ws, gen_random_uuid(), :agent, :hash, mneia_actor(), mneia_actor())": {
+            "agent": world.agent.id,
+            "hash": uuid.uuid4().hex,
+        },
+        "INSERT INTO team_members (workspace_id, team_id, actor_id, added_by, team_created_by)"
+        " VALUES (:ws, :team, :member, mneia_actor(), mneia_actor())": {
+            "team": team_id,
+            "member": newcomer.id,
+        },
+        "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by, project_created_by)"
+        " VALUES (:ws, :project, :member, mneia_actor(), mneia_actor())": {
+            "project": world.project_id,
+            "member": newcomer.id,
+        },
+    }
+    for statement, params in claims.items():
+        await assert_refused(engine, bob, statement, ws=world.workspace_id, **params)
+        assert await run(engine, world.human, statement, ws=world.workspace_id, **params) == 1
+    copied = await rows(
+        api.admin_engine,
+        "SELECT DISTINCT actor_created_by FROM api_tokens WHERE actor_id = :a",
+        a=world.agent.id,
+    )
+    assert [str(row["actor_created_by"]) for row in copied] == [world.human.id]  # from actors
+
+
 async def test_issue_21_an_expiring_token_mints_nothing_that_outlives_it_whatever_the_sql(
     api: Api, engine: AsyncEngine, world: World
 ) -> None:

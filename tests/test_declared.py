@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from scripts import catalog
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia import vocabulary
@@ -207,3 +208,32 @@ async def test_declared_files_name_no_unqualified_table_in_a_function_body() -> 
 def test_the_vocabulary_imports_nothing_of_the_project() -> None:
     source = Path(vocabulary.__file__).read_text(encoding="utf-8")
     assert "import mneia" not in source and "from mneia" not in source
+
+
+POLICIES_READING_ANOTHER_TABLE = {
+    ("identities", "identity_seen"),
+    ("workspaces", "workspace_person"),
+    ("item_events", "item_event_read"),
+    ("item_states", "item_state_read"),
+    ("proposals", "proposal_read"),
+    ("disputes", "dispute_read"),
+    ("handoffs", "handoff_write"),
+}
+"""Policies that still read another table (``EXISTS (SELECT … FROM …)``), left for issue 25: on a
+cluster distributed by workspace a policy may read its own row only (docs/scale-out.md). The list
+may only shrink."""
+
+
+async def test_r1_no_policy_reads_another_table_but_those_listed(admin_engine: AsyncEngine) -> None:
+    async with admin_engine.connect() as connection:
+        found = await connection.execute(
+            text(
+                "SELECT tablename, policyname, coalesce(qual, '') || ' ' || coalesce(with_check, '')"
+                " FROM pg_policies WHERE schemaname = 'public'"
+            )
+        )
+        policies = {(table, name): expression for table, name, expression in found}
+    reading = {key for key, expression in policies.items() if re.search(r"\bFROM\b", expression)}
+    assert reading == POLICIES_READING_ANOTHER_TABLE
+    # The accessors' scalar sub-selects read no table, and are everywhere (the control).
+    assert sum("( SELECT mneia_workspace()" in expression for expression in policies.values()) > 30

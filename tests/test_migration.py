@@ -228,3 +228,44 @@ async def test_0024_tokens_minted_before_it_still_authenticate_and_new_ones_afte
                 assert found.scalar_one() == new.actor_id
         finally:
             await admin.dispose()
+
+
+async def test_0025_fills_the_creators_its_policies_read_from_the_rows(server: str) -> None:
+    """A token, a team member and a project member written at 0024 carry their creators after 0025,
+    read from actors, teams and projects as the policies read them before."""
+    agent, team, project = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    setup = (
+        "INSERT INTO actors (workspace_id, id, kind, name, created_by)"
+        " VALUES (:ws, :agent, 'AGENT', 'a', :actor)",
+        "INSERT INTO api_tokens (workspace_id, id, actor_id, token_hash, created_by)"
+        " VALUES (:ws, gen_random_uuid(), :agent, 'digest', :actor)",
+        "INSERT INTO teams (workspace_id, id, name, function, created_by)"
+        " VALUES (:ws, :team, 't', 'f', :actor)",
+        "INSERT INTO team_members (workspace_id, team_id, actor_id, added_by)"
+        " VALUES (:ws, :team, :agent, :actor)",
+        "INSERT INTO projects (workspace_id, id, name, created_by) VALUES (:ws, :project, 'p', :actor)",
+        "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+        " VALUES (:ws, :project, :agent, :actor)",
+    )
+    copied = (
+        "SELECT (SELECT actor_created_by FROM api_tokens WHERE actor_id = :agent),"
+        " (SELECT team_created_by FROM team_members WHERE actor_id = :agent),"
+        " (SELECT project_created_by FROM project_members WHERE actor_id = :agent)"
+    )
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0024_tokens_name_workspace")
+        admin = create_async_engine(async_url(url))
+        try:
+            made = await workspace.bootstrap(admin, "before", "alice")
+            values = {"ws": made.workspace_id, "actor": made.actor_id, "agent": agent, "team": team}
+            async with admin.connect() as connection, connection.begin():
+                await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+                await connection.execute(BIND, {"ws": str(made.workspace_id), "actor": str(made.actor_id)})
+                for statement in setup:
+                    await connection.execute(text(statement), {**values, "project": project})
+            await asyncio.to_thread(migration.upgrade, url)
+            async with admin.connect() as connection:
+                found = (await connection.execute(text(copied), {"agent": agent})).one()
+        finally:
+            await admin.dispose()
+    assert tuple(found) == (made.actor_id,) * 3

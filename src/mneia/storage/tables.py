@@ -139,6 +139,7 @@ api_tokens = Table(
     Column("hint", Text),
     _at("expires_at", nullable=True),
     _uuid("revoked_by", nullable=True),
+    _uuid("actor_created_by", nullable=True),  # copied by a trigger (visibility.sql)
 )
 
 teams = Table(
@@ -160,6 +161,7 @@ team_members = Table(
     Column("actor_id", UUID(as_uuid=True), primary_key=True),
     _uuid("added_by"),
     _at("added_at"),
+    _uuid("team_created_by", nullable=True),  # copied by a trigger (visibility.sql)
 )
 
 projects = Table(
@@ -181,6 +183,7 @@ project_members = Table(
     Column("actor_id", UUID(as_uuid=True), primary_key=True),
     _uuid("added_by"),
     _at("added_at"),
+    _uuid("project_created_by", nullable=True),  # copied by a trigger (visibility.sql)
 )
 
 clients = Table(

@@ -83,6 +83,9 @@ CREATE TABLE api_tokens (
   -- After this instant the token no longer authenticates (mneia_authenticate).
   expires_at timestamptz CHECK (expires_at > created_at),
   revoked_by uuid,
+  -- Who created the token's actor, copied when the token is minted
+  -- (mneia_copy_creator): what its policies would otherwise read from actors.
+  actor_created_by uuid,
   PRIMARY KEY (workspace_id, id),
   UNIQUE (workspace_id, token_hash),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
@@ -110,6 +113,8 @@ CREATE TABLE team_members (
   actor_id uuid NOT NULL,
   added_by uuid NOT NULL,
   added_at timestamptz NOT NULL DEFAULT now(),
+  -- Who created the team, copied when the member is added (mneia_copy_creator).
+  team_created_by uuid,
   PRIMARY KEY (workspace_id, team_id, actor_id),
   FOREIGN KEY (workspace_id, team_id) REFERENCES teams (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),
@@ -135,6 +140,8 @@ CREATE TABLE project_members (
   actor_id uuid NOT NULL,
   added_by uuid NOT NULL,
   added_at timestamptz NOT NULL DEFAULT now(),
+  -- Who created the project, copied when the member is added (mneia_copy_creator).
+  project_created_by uuid,
   PRIMARY KEY (workspace_id, project_id, actor_id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id),

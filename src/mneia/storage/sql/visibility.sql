@@ -55,6 +55,36 @@ CREATE POLICY identity_seen ON identities FOR SELECT USING (
   EXISTS (SELECT 1 FROM actors a WHERE a.identity_id = identities.id));
 CREATE POLICY identity_bootstrap ON identities FOR INSERT TO mneia_owner WITH CHECK (true);
 
+-- What a policy would otherwise read from another table, copied onto the row as it
+-- is written, never the caller's word: the creator of a token's actor, of a new
+-- member's team or project. A policy then reads its own row only, as it must on a
+-- cluster distributed by workspace (docs/scale-out.md). Creators never change.
+CREATE FUNCTION public.mneia_copy_creator() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    IF TG_TABLE_NAME = 'api_tokens' THEN
+      NEW.actor_created_by := (SELECT a.created_by FROM public.actors a
+                               WHERE a.workspace_id = NEW.workspace_id AND a.id = NEW.actor_id);
+    ELSIF TG_TABLE_NAME = 'team_members' THEN
+      NEW.team_created_by := (SELECT t.created_by FROM public.teams t
+                              WHERE t.workspace_id = NEW.workspace_id AND t.id = NEW.team_id);
+    ELSE
+      NEW.project_created_by := (SELECT p.created_by FROM public.projects p
+                                 WHERE p.workspace_id = NEW.workspace_id AND p.id = NEW.project_id);
+    END IF;
+    RETURN NEW;
+  END
+  $$;
+
+CREATE TRIGGER api_tokens_creator BEFORE INSERT ON api_tokens
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+CREATE TRIGGER team_members_creator BEFORE INSERT ON team_members
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+CREATE TRIGGER project_members_creator BEFORE INSERT ON project_members
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+
 -- Actors and their tokens -----------------------------------------------------
 
 CREATE POLICY actor_read ON actors FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
@@ -72,9 +102,7 @@ CREATE POLICY actor_create ON actors FOR INSERT WITH CHECK (
 CREATE POLICY token_read ON api_tokens FOR SELECT USING (
   workspace_id = (SELECT mneia_workspace())
   AND (actor_id = (SELECT mneia_actor())
-       OR ((SELECT mneia_actor_is_human())
-           AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
-                         AND a.id = api_tokens.actor_id AND a.created_by = (SELECT mneia_actor())))));
+       OR ((SELECT mneia_actor_is_human()) AND actor_created_by = (SELECT mneia_actor()))));
 CREATE POLICY token_presented ON api_tokens FOR SELECT TO mneia_owner
   USING (token_hash = (SELECT mneia_presented_token()));
 CREATE POLICY token_bootstrap ON api_tokens FOR INSERT TO mneia_owner
@@ -83,18 +111,14 @@ CREATE POLICY token_bootstrap ON api_tokens FOR INSERT TO mneia_owner
 CREATE POLICY token_create ON api_tokens FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
   AND (SELECT mneia_actor_is_human())
-  AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
-                AND a.id = api_tokens.actor_id
-                AND (a.id = (SELECT mneia_actor()) OR a.created_by = (SELECT mneia_actor()))));
+  AND (actor_id = (SELECT mneia_actor()) OR actor_created_by = (SELECT mneia_actor())));
 -- Who sees a token may revoke it (F14): an actor its own, a human those of the
 -- actors it created. What a revocation may write is guarded in authority.sql.
 CREATE POLICY token_revoke ON api_tokens FOR UPDATE
   USING (
     workspace_id = (SELECT mneia_workspace())
     AND (actor_id = (SELECT mneia_actor())
-         OR ((SELECT mneia_actor_is_human())
-             AND EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = api_tokens.workspace_id
-                           AND a.id = api_tokens.actor_id AND a.created_by = (SELECT mneia_actor())))))
+         OR ((SELECT mneia_actor_is_human()) AND actor_created_by = (SELECT mneia_actor()))))
   WITH CHECK (workspace_id = (SELECT mneia_workspace()));
 
 -- Teams and projects: visible workspace-wide, made and joined by humans -------
@@ -112,8 +136,7 @@ CREATE POLICY team_member_add ON team_members FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND added_by = (SELECT mneia_actor())
   AND (SELECT mneia_actor_is_human())
   AND (team_id = ANY ((SELECT mneia_member_teams())::uuid[])
-       OR EXISTS (SELECT 1 FROM teams t WHERE t.workspace_id = team_members.workspace_id
-                    AND t.id = team_members.team_id AND t.created_by = (SELECT mneia_actor()))));
+       OR team_created_by = (SELECT mneia_actor())));
 
 CREATE POLICY project_read ON projects FOR SELECT USING (workspace_id = (SELECT mneia_workspace()));
 CREATE POLICY project_create ON projects FOR INSERT WITH CHECK (
@@ -126,8 +149,7 @@ CREATE POLICY project_member_add ON project_members FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND added_by = (SELECT mneia_actor())
   AND (SELECT mneia_actor_is_human())
   AND (project_id = ANY ((SELECT mneia_team_projects())::uuid[])
-       OR EXISTS (SELECT 1 FROM projects p WHERE p.workspace_id = project_members.workspace_id
-                    AND p.id = project_members.project_id AND p.created_by = (SELECT mneia_actor()))));
+       OR project_created_by = (SELECT mneia_actor())));
 
 -- Clients and sessions --------------------------------------------------------
 
