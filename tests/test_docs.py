@@ -378,6 +378,10 @@ RUN_BY = {
     ("docs/rehydration.md", "## The benchmark"): (
         "tests/test_docs.py::test_every_benchmark_command_shown_parses"
     ),
+    (
+        "docs/scale-out.md",
+        "## What exists",
+    ): "tests/test_citus_script.py::test_the_pages_commands_run_as_written",
 }
 """Each section whose shell blocks a test runs, and the test: pasted into bash beside a real server
 (the walkthroughs), run as written against a scratch database (backup), launched as the client would
