@@ -411,6 +411,74 @@ async def test_r3_a_revoked_token_stays_revoked(engine: AsyncEngine, ground: Gro
 # --- proposals and disputes -----------------------------------------------------------------------
 
 
+async def test_r2_an_items_audience_copied_onto_a_row_is_the_databases_never_the_callers(
+    engine: AsyncEngine, ground: Ground
+) -> None:
+    """Proposals and disputes are shown to whoever sees their items, by the items' audience copied
+    onto the row (docs/scale-out.md). A proposal claiming its target is WORKSPACE-wide and asserted
+    by the human, and a dispute claiming the same of both sides, store the items' own audiences."""
+    world = ground.world
+    propose = (
+        "INSERT INTO proposals (workspace_id, id, project_id, kind, target_id, proposed_by, target_scope,"
+        " target_asserted_by)"
+        " VALUES (:ws, :id, :project, 'LOAD_BEARING', :item, mneia_actor(), 'WORKSPACE', :human)"
+        " RETURNING target_scope, target_asserted_by, target_grants"
+    )
+    dispute = (
+        "INSERT INTO disputes (workspace_id, id, project_id, item_id, contested_id, raised_by, item_scope,"
+        " item_asserted_by, contested_scope, contested_asserted_by)"
+        " VALUES (:ws, :id, :project, :item, :contested, mneia_actor(),"
+        " 'WORKSPACE', :human, 'WORKSPACE', :human)"
+        " RETURNING item_scope, item_asserted_by, contested_scope, contested_asserted_by"
+    )
+    params = {"ws": world.workspace_id, "project": world.project_id, "human": world.human.id}
+    async with as_caller(engine, world.agent) as connection:
+        await connection.execute(text(DISPUTE_MARK), {"item": ground.agents})
+        proposed = (
+            await connection.execute(text(propose), {**params, "id": new_id(), "item": ground.load_bearing})
+        ).one()
+        disputed = (
+            await connection.execute(
+                text(dispute),
+                {**params, "id": new_id(), "item": ground.agents, "contested": ground.confirmed},
+            )
+        ).one()
+    assert tuple(proposed) == ("PROJECT", uuid.UUID(world.agent.id), None)
+    assert tuple(disputed) == ("PROJECT", uuid.UUID(world.agent.id), "PROJECT", uuid.UUID(world.human.id))
+
+
+async def test_r2_when_the_owner_changes_an_items_audience_its_copies_follow(
+    engine: AsyncEngine, admin_engine: AsyncEngine, ground: Ground
+) -> None:
+    """Not the server's to do (it may not UPDATE those columns), but an administrator may: the
+    events, states and disputes shown with an item follow, and so do their readers. The agent's
+    load-bearing item (with its history) and the human's contested one become PRIVATE."""
+    world = ground.world
+    count = text("SELECT count(*) FROM item_events WHERE item_id = :i")
+
+    async def events_seen(who: Who) -> int:
+        async with as_caller(engine, who) as connection:
+            return (await connection.execute(count, {"i": ground.load_bearing})).scalar_one()
+
+    assert await events_seen(world.human) > 0  # the control: a member sees a PROJECT item's history
+    async with admin_engine.begin() as connection:
+        await connection.execute(
+            text("UPDATE items SET scope = 'PRIVATE' WHERE id = ANY (CAST(:items AS uuid[]))"),
+            {"items": [ground.load_bearing, ground.confirmed]},
+        )
+    copies = await rows(
+        admin_engine,
+        "SELECT (SELECT array_agg(DISTINCT item_scope) FROM item_events WHERE item_id = :i) AS events,"
+        " (SELECT array_agg(DISTINCT item_scope) FROM item_states WHERE item_id = :i) AS states,"
+        " (SELECT array_agg(DISTINCT contested_scope) FROM disputes WHERE contested_id = :c) AS disputes",
+        i=ground.load_bearing,
+        c=ground.confirmed,
+    )
+    assert copies == [{"events": ["PRIVATE"], "states": ["PRIVATE"], "disputes": ["PRIVATE"]}]
+    assert await events_seen(world.human) == 0
+    assert await events_seen(world.agent) > 0  # its asserter still does
+
+
 async def test_r5_a_decided_proposal_stays_decided(api: Api, engine: AsyncEngine, ground: Ground) -> None:
     world = ground.world
     await api.run(

@@ -269,3 +269,58 @@ async def test_0025_fills_the_creators_its_policies_read_from_the_rows(server: s
         finally:
             await admin.dispose()
     assert tuple(found) == (made.actor_id,) * 3
+
+
+async def test_0026_copies_each_items_audience_onto_the_rows_shown_with_it(server: str) -> None:
+    """Events, states, a proposal, a dispute and a handoff written at 0025 carry, after 0026, the
+    audiences of their items and the actor and project of their session, read from the records."""
+    ids = {name: uuid.uuid4() for name in ("project", "one", "two", "three", "session")}
+    setup = (
+        "INSERT INTO projects (workspace_id, id, name, created_by) VALUES (:ws, :project, 'p', :actor)",
+        "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+        " VALUES (:ws, :project, :actor, :actor)",
+        "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by, scope)"
+        " VALUES (:ws, :one, :project, 'FACT', 'one', :actor, 'PRIVATE'),"
+        " (:ws, :two, :project, 'FACT', 'two', :actor, 'GRANTS'),"
+        " (:ws, :three, :project, 'FACT', 'three', :actor, 'WORKSPACE')",
+        "UPDATE items SET grant_actor_ids = ARRAY[CAST(:actor AS uuid)] WHERE id = :two",
+        "UPDATE items SET status = 'RETIRED', status_reason = 'gone' WHERE id = :one",
+        "INSERT INTO proposals (workspace_id, id, project_id, kind, target_id, proposed_by)"
+        " VALUES (:ws, gen_random_uuid(), :project, 'LOAD_BEARING', :two, :actor)",
+        "INSERT INTO disputes (workspace_id, id, project_id, item_id, contested_id, raised_by)"
+        " VALUES (:ws, gen_random_uuid(), :project, :three, :two, :actor)",
+        "INSERT INTO sessions (workspace_id, id, project_id, actor_id)"
+        " VALUES (:ws, :session, :project, :actor)",
+        "INSERT INTO handoffs (workspace_id, id, project_id, session_id, created_by, summary, request_digest)"
+        " VALUES (:ws, gen_random_uuid(), :project, :session, :actor, 'done', 'digest')",
+    )
+    copied = (
+        "SELECT (SELECT array_agg(DISTINCT (item_project_id, item_scope, item_asserted_by)::text)"
+        "        FROM item_events WHERE item_id = :one) AS events,"
+        " (SELECT array_agg(DISTINCT (item_project_id, item_scope, item_asserted_by)::text)"
+        "        FROM item_states WHERE item_id = :one) AS states,"
+        " (SELECT (target_scope, target_asserted_by, target_grants)::text FROM proposals) AS proposal,"
+        " (SELECT (item_scope, contested_scope, contested_grants)::text FROM disputes) AS dispute,"
+        " (SELECT (session_actor_id, session_project_id)::text FROM handoffs) AS handoff"
+    )
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0025_policies_read_their_own_row")
+        admin = create_async_engine(async_url(url))
+        try:
+            made = await workspace.bootstrap(admin, "before", "alice")
+            values = {"ws": made.workspace_id, "actor": made.actor_id, **ids}
+            async with admin.connect() as connection, connection.begin():
+                await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+                await connection.execute(BIND, {"ws": str(made.workspace_id), "actor": str(made.actor_id)})
+                for statement in setup:
+                    await connection.execute(text(statement), values)
+            await asyncio.to_thread(migration.upgrade, url)
+            async with admin.connect() as connection:
+                found = (await connection.execute(text(copied), ids)).one()
+        finally:
+            await admin.dispose()
+    p, a = ids["project"], made.actor_id
+    assert found.events == found.states == [f"({p},PRIVATE,{a})"]
+    assert found.proposal == f"(GRANTS,{a},{{{a}}})"
+    assert found.dispute == f"(WORKSPACE,GRANTS,{{{a}}})"
+    assert found.handoff == f"({a},{p})"

@@ -86,6 +86,17 @@ def _id() -> Column[uuid.UUID]:
     return Column("id", UUID(as_uuid=True), primary_key=True)
 
 
+def _audience(prefix: str, *, project: bool) -> list[Column[Any]]:
+    """An item's audience copied onto a row shown with it (visibility.sql, mneia_copy_audience):
+    read by the policies only."""
+    return [
+        *([_uuid(f"{prefix}_project_id")] if project else []),
+        Column(f"{prefix}_scope", Text, nullable=False),
+        _uuid(f"{prefix}_asserted_by"),
+        Column(f"{prefix}_grants", ARRAY(UUID(as_uuid=True))),
+    ]
+
+
 def _uuid(name: str, nullable: bool = False) -> Column[uuid.UUID]:
     return Column(name, UUID(as_uuid=True), nullable=nullable)
 
@@ -264,6 +275,7 @@ item_events = Table(
     Column("confirmed", Boolean, nullable=False),
     Column("reason", Text),
     Column("data", JSONB, nullable=False),
+    *_audience("item", project=True),
 )
 
 item_states = Table(
@@ -280,6 +292,7 @@ item_states = Table(
     _uuid("confirmed_by", nullable=True),
     _at("confirmed_at", nullable=True),
     _at("last_verified_at", nullable=True),
+    *_audience("item", project=True),
 )
 
 proposals = Table(
@@ -300,6 +313,7 @@ proposals = Table(
     _at("decided_at", nullable=True),
     Column("decision_note", Text),
     Column("seq", BigInteger, nullable=False),
+    *_audience("target", project=False),
 )
 
 disputes = Table(
@@ -319,6 +333,8 @@ disputes = Table(
     _uuid("kept_item_id", nullable=True),
     Column("resolution_note", Text),
     Column("seq", BigInteger, nullable=False),
+    *_audience("item", project=False),
+    *_audience("contested", project=False),
 )
 
 handoffs = Table(
@@ -341,6 +357,8 @@ handoffs = Table(
     Column("idempotency_key", Text),
     Column("request_digest", Text, nullable=False),
     Column("draft", Boolean, nullable=False),
+    _uuid("session_actor_id", nullable=True),  # copied by a trigger (visibility.sql)
+    _uuid("session_project_id", nullable=True),
 )
 
 imports = Table(

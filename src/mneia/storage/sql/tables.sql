@@ -345,6 +345,12 @@ CREATE TABLE item_events (
   confirmed boolean NOT NULL,
   reason text,
   data jsonb NOT NULL DEFAULT '{}',
+  -- The item's audience, copied as the row is written (mneia_copy_audience): who may see
+  -- it is who may see the item (item_read), read from this row alone.
+  item_project_id uuid NOT NULL,
+  item_scope text NOT NULL,
+  item_asserted_by uuid NOT NULL,
+  item_grants uuid[],
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
   FOREIGN KEY (workspace_id, actor_id) REFERENCES actors (workspace_id, id)
@@ -372,6 +378,12 @@ CREATE TABLE item_states (
   confirmed_by uuid,
   confirmed_at timestamptz,
   last_verified_at timestamptz,
+  -- The item's audience, copied as the row is written (mneia_copy_audience): who may see
+  -- it is who may see the item (item_read), read from this row alone.
+  item_project_id uuid NOT NULL,
+  item_scope text NOT NULL,
+  item_asserted_by uuid NOT NULL,
+  item_grants uuid[],
   PRIMARY KEY (workspace_id, item_id, since),
   FOREIGN KEY (workspace_id, item_id) REFERENCES items (workspace_id, id),
   FOREIGN KEY (workspace_id, confirmed_by) REFERENCES actors (workspace_id, id),
@@ -402,7 +414,12 @@ CREATE TABLE proposals (
   FOREIGN KEY (workspace_id, decided_by) REFERENCES actors (workspace_id, id),
   CHECK ((status = 'PENDING') = (decided_by IS NULL)),
   CHECK (kind = 'LOAD_BEARING' OR replacement IS NOT NULL),
-  seq bigint NOT NULL DEFAULT nextval('announcement_seq')
+  seq bigint NOT NULL DEFAULT nextval('announcement_seq'),
+  -- The target's audience (its project is project_id), copied as the row is written
+  -- (mneia_copy_audience).
+  target_scope text NOT NULL,
+  target_asserted_by uuid NOT NULL,
+  target_grants uuid[]
 );
 CREATE INDEX proposals_project ON proposals (workspace_id, project_id, status, proposed_at DESC);
 CREATE INDEX proposals_target ON proposals (workspace_id, target_id);
@@ -434,7 +451,15 @@ CREATE TABLE disputes (
   CHECK (item_id <> contested_id),
   CHECK ((status = 'OPEN') = (resolved_by IS NULL)),
   CHECK (kept_item_id IS NULL OR kept_item_id IN (item_id, contested_id)),
-  seq bigint NOT NULL DEFAULT nextval('announcement_seq')
+  seq bigint NOT NULL DEFAULT nextval('announcement_seq'),
+  -- Both sides' audiences (their project is project_id), copied as the row is written
+  -- (mneia_copy_audience).
+  item_scope text NOT NULL,
+  item_asserted_by uuid NOT NULL,
+  item_grants uuid[],
+  contested_scope text NOT NULL,
+  contested_asserted_by uuid NOT NULL,
+  contested_grants uuid[]
 );
 CREATE INDEX disputes_project ON disputes (workspace_id, project_id, status, raised_at DESC);
 CREATE INDEX disputes_item ON disputes (workspace_id, item_id);
@@ -468,6 +493,9 @@ CREATE TABLE handoffs (
   request_digest text NOT NULL,
   -- Written by the client's model (a compact summary) rather than by a checkpoint call.
   draft boolean NOT NULL DEFAULT false,
+  -- The session's actor and project, copied as the row is written (mneia_copy_creator).
+  session_actor_id uuid,
+  session_project_id uuid,
   PRIMARY KEY (workspace_id, id),
   FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, id),
   FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id),

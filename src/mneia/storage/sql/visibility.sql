@@ -57,8 +57,9 @@ CREATE POLICY identity_bootstrap ON identities FOR INSERT TO mneia_owner WITH CH
 
 -- What a policy would otherwise read from another table, copied onto the row as it
 -- is written, never the caller's word: the creator of a token's actor, of a new
--- member's team or project. A policy then reads its own row only, as it must on a
--- cluster distributed by workspace (docs/scale-out.md). Creators never change.
+-- member's team or project, the actor and project of a handoff's session. A policy
+-- then reads its own row only, as it must on a cluster distributed by workspace
+-- (docs/scale-out.md). None of these ever changes.
 CREATE FUNCTION public.mneia_copy_creator() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
@@ -70,6 +71,9 @@ CREATE FUNCTION public.mneia_copy_creator() RETURNS trigger
     ELSIF TG_TABLE_NAME = 'team_members' THEN
       NEW.team_created_by := (SELECT t.created_by FROM public.teams t
                               WHERE t.workspace_id = NEW.workspace_id AND t.id = NEW.team_id);
+    ELSIF TG_TABLE_NAME = 'handoffs' THEN
+      SELECT s.actor_id, s.project_id INTO NEW.session_actor_id, NEW.session_project_id
+        FROM public.sessions s WHERE s.workspace_id = NEW.workspace_id AND s.id = NEW.session_id;
     ELSE
       NEW.project_created_by := (SELECT p.created_by FROM public.projects p
                                  WHERE p.workspace_id = NEW.workspace_id AND p.id = NEW.project_id);
@@ -83,6 +87,8 @@ CREATE TRIGGER api_tokens_creator BEFORE INSERT ON api_tokens
 CREATE TRIGGER team_members_creator BEFORE INSERT ON team_members
   FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
 CREATE TRIGGER project_members_creator BEFORE INSERT ON project_members
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+CREATE TRIGGER handoffs_creator BEFORE INSERT ON handoffs
   FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
 
 -- Actors and their tokens -----------------------------------------------------
@@ -197,10 +203,111 @@ CREATE POLICY item_change ON items FOR UPDATE USING (
 CREATE POLICY item_guard_read ON items FOR SELECT TO mneia_owner
   USING (workspace_id = (SELECT mneia_workspace()));
 
+-- An item's audience, copied onto each row shown with it (its events and states, a
+-- proposal about it, a dispute between it and another) as the row is written: item_read
+-- restated over the copies (keep them alike, as counts.sql does), so that these
+-- policies read their own row only (docs/scale-out.md). Never the caller's word; an
+-- item's audience is fixed for the server's role (no UPDATE of those columns), and
+-- should the owner change one, items_audience_follows rewrites the copies.
+CREATE FUNCTION public.mneia_copy_audience() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    seen public.items;
+    other public.items;
+  BEGIN
+    IF TG_TABLE_NAME = 'proposals' THEN
+      SELECT i.* INTO seen FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.target_id;
+    ELSE
+      SELECT i.* INTO seen FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.item_id;
+    END IF;
+    IF NOT FOUND THEN  -- another workspace's, or none: the policies refuse the row, or its key does
+      RETURN NEW;
+    END IF;
+    IF TG_TABLE_NAME IN ('item_events', 'item_states') THEN
+      NEW.item_project_id := seen.project_id;
+      NEW.item_scope := seen.scope;
+      NEW.item_asserted_by := seen.asserted_by;
+      NEW.item_grants := CASE WHEN seen.scope = 'GRANTS' THEN seen.grant_actor_ids END;
+    ELSIF TG_TABLE_NAME = 'proposals' THEN
+      NEW.target_scope := seen.scope;
+      NEW.target_asserted_by := seen.asserted_by;
+      NEW.target_grants := CASE WHEN seen.scope = 'GRANTS' THEN seen.grant_actor_ids END;
+    ELSE
+      SELECT i.* INTO other FROM public.items i
+        WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.contested_id;
+      IF NOT FOUND THEN
+        RETURN NEW;
+      END IF;
+      NEW.item_scope := seen.scope;
+      NEW.item_asserted_by := seen.asserted_by;
+      NEW.item_grants := CASE WHEN seen.scope = 'GRANTS' THEN seen.grant_actor_ids END;
+      NEW.contested_scope := other.scope;
+      NEW.contested_asserted_by := other.asserted_by;
+      NEW.contested_grants := CASE WHEN other.scope = 'GRANTS' THEN other.grant_actor_ids END;
+    END IF;
+    RETURN NEW;
+  END
+  $$;
+
+CREATE TRIGGER item_events_audience BEFORE INSERT ON item_events
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+CREATE TRIGGER item_states_audience BEFORE INSERT ON item_states
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+CREATE TRIGGER proposals_audience BEFORE INSERT ON proposals
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+CREATE TRIGGER disputes_audience BEFORE INSERT ON disputes
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+
+-- Should an item's audience change (an administrator's hand: the server's role may not),
+-- its copies follow in the same statement. As the invoker: an administrator's session is
+-- bound to no workspace, and passes the policies as the one who changed the item does.
+CREATE FUNCTION public.mneia_audience_follows() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    grants uuid[] := CASE WHEN NEW.scope = 'GRANTS' THEN NEW.grant_actor_ids END;
+  BEGIN
+    UPDATE public.item_events e
+      SET item_project_id = NEW.project_id, item_scope = NEW.scope, item_asserted_by = NEW.asserted_by,
+          item_grants = grants
+      WHERE e.workspace_id = NEW.workspace_id AND e.item_id = NEW.id;
+    UPDATE public.item_states s
+      SET item_project_id = NEW.project_id, item_scope = NEW.scope, item_asserted_by = NEW.asserted_by,
+          item_grants = grants
+      WHERE s.workspace_id = NEW.workspace_id AND s.item_id = NEW.id;
+    UPDATE public.proposals p
+      SET target_scope = NEW.scope, target_asserted_by = NEW.asserted_by, target_grants = grants
+      WHERE p.workspace_id = NEW.workspace_id AND p.target_id = NEW.id;
+    UPDATE public.disputes d
+      SET item_scope = NEW.scope, item_asserted_by = NEW.asserted_by, item_grants = grants
+      WHERE d.workspace_id = NEW.workspace_id AND d.item_id = NEW.id;
+    UPDATE public.disputes d
+      SET contested_scope = NEW.scope, contested_asserted_by = NEW.asserted_by, contested_grants = grants
+      WHERE d.workspace_id = NEW.workspace_id AND d.contested_id = NEW.id;
+    RETURN NULL;
+  END
+  $$;
+
+CREATE TRIGGER items_audience_follows AFTER UPDATE OF project_id, scope, grant_actor_ids, asserted_by
+  ON items FOR EACH ROW
+  WHEN (OLD.project_id IS DISTINCT FROM NEW.project_id OR OLD.scope IS DISTINCT FROM NEW.scope
+        OR OLD.grant_actor_ids IS DISTINCT FROM NEW.grant_actor_ids
+        OR OLD.asserted_by IS DISTINCT FROM NEW.asserted_by)
+  EXECUTE FUNCTION public.mneia_audience_follows();
+
 CREATE POLICY item_event_read ON item_events FOR SELECT USING (
-  workspace_id = (SELECT mneia_workspace())
-  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = item_events.workspace_id
-                AND i.id = item_events.item_id));
+  workspace_id = (SELECT mneia_workspace()) AND (
+    item_asserted_by = (SELECT mneia_actor())
+    OR item_scope = 'WORKSPACE'
+    OR (item_scope = 'PROJECT' AND item_project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+    OR (item_scope = 'TEAM' AND item_project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+    OR (item_scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (item_grants))));
+-- The owner's functions read every event of the workspace, as they read every item.
+CREATE POLICY item_event_guard_read ON item_events FOR SELECT TO mneia_owner
+  USING (workspace_id = (SELECT mneia_workspace()));
 -- Only the event log trigger (events.sql) appends, as the owner.
 CREATE POLICY item_event_append ON item_events FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND actor_id IS NOT NULL);
@@ -208,9 +315,12 @@ CREATE POLICY item_event_append ON item_events FOR INSERT WITH CHECK (
 -- An item's past states, seen with the item; kept by the event log trigger
 -- (events.sql), as the owner.
 CREATE POLICY item_state_read ON item_states FOR SELECT USING (
-  workspace_id = (SELECT mneia_workspace())
-  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = item_states.workspace_id
-                AND i.id = item_states.item_id));
+  workspace_id = (SELECT mneia_workspace()) AND (
+    item_asserted_by = (SELECT mneia_actor())
+    OR item_scope = 'WORKSPACE'
+    OR (item_scope = 'PROJECT' AND item_project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+    OR (item_scope = 'TEAM' AND item_project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+    OR (item_scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (item_grants))));
 CREATE POLICY item_state_keep ON item_states FOR ALL TO mneia_owner
   USING (workspace_id = (SELECT mneia_workspace()))
   WITH CHECK (workspace_id = (SELECT mneia_workspace()));
@@ -218,9 +328,15 @@ CREATE POLICY item_state_keep ON item_states FOR ALL TO mneia_owner
 -- Proposals and disputes: shown with what they are about ----------------------
 
 CREATE POLICY proposal_read ON proposals FOR SELECT USING (
-  workspace_id = (SELECT mneia_workspace())
-  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = proposals.workspace_id
-                AND i.id = proposals.target_id));
+  workspace_id = (SELECT mneia_workspace()) AND (
+    target_asserted_by = (SELECT mneia_actor())
+    OR target_scope = 'WORKSPACE'
+    OR (target_scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+    OR (target_scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+    OR (target_scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (target_grants))));
+-- The owner's functions read every proposal of the workspace, as they read every item.
+CREATE POLICY proposal_guard_read ON proposals FOR SELECT TO mneia_owner
+  USING (workspace_id = (SELECT mneia_workspace()));
 CREATE POLICY proposal_raise ON proposals FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND proposed_by = (SELECT mneia_actor())
   AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
@@ -232,10 +348,16 @@ CREATE POLICY proposal_decide ON proposals FOR UPDATE
 -- A dispute shows both sides, so it is visible only to whoever sees both.
 CREATE POLICY dispute_read ON disputes FOR SELECT USING (
   workspace_id = (SELECT mneia_workspace())
-  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
-                AND i.id = disputes.item_id)
-  AND EXISTS (SELECT 1 FROM items i WHERE i.workspace_id = disputes.workspace_id
-                AND i.id = disputes.contested_id));
+  AND (item_asserted_by = (SELECT mneia_actor())
+       OR item_scope = 'WORKSPACE'
+       OR (item_scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+       OR (item_scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+       OR (item_scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (item_grants)))
+  AND (contested_asserted_by = (SELECT mneia_actor())
+       OR contested_scope = 'WORKSPACE'
+       OR (contested_scope = 'PROJECT' AND project_id = ANY ((SELECT mneia_member_projects())::uuid[]))
+       OR (contested_scope = 'TEAM' AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]))
+       OR (contested_scope = 'GRANTS' AND (SELECT mneia_actor()) = ANY (contested_grants))));
 CREATE POLICY dispute_raise ON disputes FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND raised_by = (SELECT mneia_actor())
   AND project_id = ANY ((SELECT mneia_team_projects())::uuid[]));
@@ -258,9 +380,7 @@ CREATE POLICY handoff_write ON handoffs FOR INSERT WITH CHECK (
   workspace_id = (SELECT mneia_workspace()) AND created_by = (SELECT mneia_actor())
   AND created_at = now()
   AND project_id = ANY ((SELECT mneia_team_projects())::uuid[])
-  AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = handoffs.workspace_id
-                AND s.id = handoffs.session_id AND s.project_id = handoffs.project_id
-                AND s.actor_id = (SELECT mneia_actor())));
+  AND session_actor_id = (SELECT mneia_actor()) AND session_project_id = project_id);
 
 -- Imports: the ledger of a project's imports, read and written by whoever works
 -- in the project; what an entry names is filtered again by the policies above.
