@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar, overload
 
@@ -83,9 +83,10 @@ class TransactionEnded(RuntimeError):
 _DIALECT = asyncpg_dialect()  # type: ignore[no-untyped-call]  # SQLAlchemy's dialects are untyped
 
 
-DRIVEN_OBSERVERS: list[Callable[[Engine, str], None]] = []
-"""Called with the engine and SQL of each ``Driven`` statement as it is sent: SQLAlchemy's
-``before_cursor_execute`` event sees every other statement, not these (the tests count with both)."""
+DRIVEN_OBSERVERS: list[Callable[[Engine, str, Sequence[Any]], None]] = []
+"""Called with the engine, SQL and arguments (as the driver gets them) of each ``Driven`` statement as
+it is sent: SQLAlchemy's ``before_cursor_execute`` event sees every other statement with its
+parameters, not these (the tests count, and read the plans of, both)."""
 
 
 def _typed(given: TypeEngine[Any]) -> TypeEngine[Any]:
@@ -183,10 +184,14 @@ class Tx:
         async with self._lock:
             if self._ended:
                 raise TransactionEnded("the operation's transaction has ended")
-            for observe in DRIVEN_OBSERVERS:
-                observe(self._connection.sync_engine, statement.sql)
             try:
-                records = await self._driver.fetch(statement.sql, *statement.arguments(params))
+                arguments = statement.arguments(params)
+            except Exception as error:
+                raise await self._failed(statement.sql, error) from error
+            for observe in DRIVEN_OBSERVERS:
+                observe(self._connection.sync_engine, statement.sql, arguments)
+            try:
+                records = await self._driver.fetch(statement.sql, *arguments)
                 await statement.learn(self._driver)
             except Exception as error:
                 raise await self._failed(statement.sql, error) from error
