@@ -199,6 +199,10 @@ async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, A
     """An item's events, oldest first (events of one instant in the order they happened), as
     storage.event reads them past every policy: the written ones and the assertion its row implies."""
     async with database.transaction(admin_engine, read=True) as tx:
+        # The statement states its workspace, as the server's do (issue 25): the item's.
+        tx.workspace_id = (
+            await tx.execute(select(items.c.workspace_id).where(items.c.id == item_id))
+        ).scalar()
         (log,) = (await of_items(tx, [uuid.UUID(item_id)])).values()
     return [
         {
