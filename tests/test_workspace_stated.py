@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -74,11 +75,11 @@ CONDITIONS = (*OWN_CONDITIONS, "Join Filter", "Hash Cond", "Merge Cond")
 EXPLAINED = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE")
 
 
-def conjuncts(condition: str) -> list[str]:
-    """The top-level AND-ed parts of a condition as EXPLAIN prints it, each without its parentheses:
-    a part inside an OR, a NOT or a function fixes nothing."""
-    body = _unwrapped(condition)
-    parts, depth, start, quoted, index = [], 0, 0, False, 0
+def parts(condition: str, joiner: str = "AND") -> list[str]:
+    """The top-level parts of a condition as EXPLAIN prints it joined by ``joiner`` (AND, OR), each
+    without the parentheses around it."""
+    body, separator = _unwrapped(condition), f" {joiner} "
+    found, depth, start, quoted, index = [], 0, 0, False, 0
     while index < len(body):
         char = body[index]
         if char == "'":
@@ -87,13 +88,13 @@ def conjuncts(condition: str) -> list[str]:
             depth += 1
         elif not quoted and char == ")":
             depth -= 1
-        elif not quoted and depth == 0 and body.startswith(" AND ", index):
-            parts.append(_unwrapped(body[start:index]))
-            index = start = index + len(" AND ")
+        elif not quoted and depth == 0 and body.startswith(separator, index):
+            found.append(_unwrapped(body[start:index]))
+            index = start = index + len(separator)
             continue
         index += 1
-    parts.append(_unwrapped(body[start:]))
-    return parts
+    found.append(_unwrapped(body[start:]))
+    return found
 
 
 def _unwrapped(condition: str) -> str:
@@ -133,16 +134,21 @@ class Plan:
     equated: dict[str, str] = field(default_factory=dict)
     """Union-find over the aliases whose keys are equated."""
 
-    def read(self, node: dict[str, Any]) -> None:
-        relation, alias = node.get("Relation Name"), node.get("Alias")
-        scan = alias if relation in self.keys and node["Node Type"] != "ModifyTable" else None
-        if scan is not None:
-            self.scans[scan] = str(relation)
-        for name in CONDITIONS:
-            for part in conjuncts(node[name]) if name in node else ():
-                self._read(part, scan if name in OWN_CONDITIONS else None)
-        for child in node.get("Plans", ()):
-            self.read(child)
+    def read(self, plan: dict[str, Any]) -> None:
+        """Every scan first (a join names its tables before their scans), then every condition."""
+        for node in _nodes(plan):
+            relation = node.get("Relation Name")
+            if relation in self.keys and node["Node Type"] != "ModifyTable":
+                self.scans[node["Alias"]] = relation
+        for node in _nodes(plan):
+            own = node.get("Alias") if node.get("Alias") in self.scans else None
+            for name in CONDITIONS:
+                if name not in node:
+                    continue
+                if own is not None and name in OWN_CONDITIONS and self._fixes(node[name], own):
+                    self.pinned.add(own)
+                for part in parts(node[name]):
+                    self._equate(part)
 
     def unpinned(self) -> list[str]:
         """The scans of a tenant table that nothing fixes to the workspace, as ``table alias``."""
@@ -151,16 +157,27 @@ class Plan:
             f"{table} {alias}" for alias, table in self.scans.items() if self._root(alias) not in held
         )
 
-    def _read(self, part: str, scan: str | None) -> None:
+    def _fixes(self, condition: str, scan: str) -> bool:
+        """Whether ``condition`` holds only for ``scan``'s rows of the workspace: one of its AND-ed
+        parts is ``key = 'workspace'``, or an OR each of whose parts fixes it (row-level security
+        ORs its policies, and a plan may read each by an index of its own)."""
+        for part in parts(condition):
+            either = parts(part, "OR")
+            if len(either) > 1 and all(self._fixes(one, scan) for one in either):
+                return True
+            found = _EQUALITY.match(part)
+            if found is not None and f"'{self.workspace}'::uuid" in found.groups():
+                sides = [_COLUMN.match(side) for side in found.groups()]
+                if any(side is not None and (side[1], side[2]) == (scan, self._key(scan)) for side in sides):
+                    return True
+        return False
+
+    def _equate(self, part: str) -> None:
         found = _EQUALITY.match(part)
-        if found is None:
-            return
-        sides = [_COLUMN.match(side) for side in found.groups()]
-        keys = [(side[1], side[2]) for side in sides if side is not None and side[2] == self._key(side[1])]
+        sides = [_COLUMN.match(side) for side in found.groups()] if found is not None else []
+        keys = [side[1] for side in sides if side is not None and side[2] == self._key(side[1])]
         if len(keys) == 2:
-            self.equated[self._root(keys[0][0])] = self._root(keys[1][0])
-        elif len(keys) == 1 and keys[0][0] == scan and f"'{self.workspace}'::uuid" in found.groups():
-            self.pinned.add(scan)
+            self.equated[self._root(keys[0])] = self._root(keys[1])
 
     def _key(self, alias: str) -> str:
         return self.keys.get(self.scans.get(alias, ""), "workspace_id")
@@ -169,6 +186,12 @@ class Plan:
         while self.equated.get(alias, alias) != alias:
             alias = self.equated[alias]
         return alias
+
+
+def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", ()):
+        yield from _nodes(child)
 
 
 async def check(
@@ -735,3 +758,42 @@ async def test_r1_the_checker_finds_a_statement_that_leaves_its_workspace_out(
         "elsewhere": ["items items"],
         "in an OR": ["items items"],
     }
+
+
+def test_r1_the_checker_reads_a_policy_or_and_a_parameterised_join() -> None:
+    """How the checker reads what row-level security and the planner write (the second run's plans):
+    an OR fixes the workspace when each of its parts does (a policy's branches, each read by an
+    index of its own), not when one does not; a scan given another's key as a join's parameter is
+    fixed by that one."""
+    ws, other = "0193aaaa-0000-7000-8000-000000000001", "0193aaaa-0000-7000-8000-000000000002"
+    keys = {"api_tokens": "workspace_id", "items": "workspace_id", "item_states": "workspace_id"}
+
+    def scan(table: str, alias: str, **conditions: str) -> dict[str, Any]:
+        return {"Node Type": "Bitmap Heap Scan", "Relation Name": table, "Alias": alias, **conditions}
+
+    def read(*nodes: dict[str, Any]) -> list[str]:
+        plan = Plan(ws, keys)
+        plan.read({"Node Type": "Nested Loop", "Plans": list(nodes)})
+        return plan.unpinned()
+
+    both = (
+        f"(((t.workspace_id = $7) AND (t.workspace_id = '{ws}'::uuid))"
+        f" OR ((t.workspace_id = '{ws}'::uuid) AND (t.token_hash = $11)))"
+    )
+    one = f"(((t.workspace_id = $7) AND (t.workspace_id = '{ws}'::uuid)) OR (t.token_hash = $11))"
+    assert read(scan("api_tokens", "t", **{"Recheck Cond": both})) == []
+    assert read(scan("api_tokens", "t", **{"Recheck Cond": one})) == ["api_tokens t"]
+    assert read(scan("api_tokens", "t", **{"Filter": f"(t.workspace_id = '{other}'::uuid)"})) == [
+        "api_tokens t"
+    ]
+    item = scan(
+        "items", "items", **{"Index Cond": f"((items.workspace_id = '{ws}'::uuid) AND (items.id = $1))"}
+    )
+    state = scan(
+        "item_states",
+        "s",
+        **{"Index Cond": "((s.workspace_id = items.workspace_id) AND (s.item_id = items.id))"},
+    )
+    initplan = scan("item_states", "s", **{"Index Cond": "((s.workspace_id = $9) AND (s.item_id = $10))"})
+    assert read(item, state) == []
+    assert read(item, initplan) == ["item_states s"]
