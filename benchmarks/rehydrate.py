@@ -427,6 +427,7 @@ class TimedTx:
 
     def __init__(self, tx: Tx, by_statement: dict[str, list[float]]) -> None:
         self.tx = tx
+        self.workspace_id, self.actor_id, self.workspace = tx.workspace_id, tx.actor_id, tx.workspace
         self.ms = 0.0
         self.by_statement = by_statement
 

@@ -544,11 +544,12 @@ STATE_COLUMNS = ", ".join(f"{{table}}.{name}" for name in sorted(STATE_FIELDS))
 COLUMNS_THEN = ", ".join(f"{'s' if name in STATE_FIELDS else 'items'}.{name}" for name in RECORD)
 AUTHENTICATE = "SELECT workspace_id, id, kind, name, created_at FROM mneia_authenticate($1, $2)"
 PROJECTS = (
-    "SELECT projects.id, projects.name, projects.team_id FROM projects WHERE projects.id = ANY ($1::uuid[])"
+    "SELECT projects.id, projects.name, projects.team_id FROM projects"
+    " WHERE projects.workspace_id = $1::uuid AND projects.id = ANY ($2::uuid[])"
 )
 ACTORS = (
     "SELECT actors.workspace_id, actors.id, actors.kind, actors.name, actors.created_at, actors.erased_at"
-    " FROM actors WHERE actors.id = ANY ($1::uuid[])"
+    " FROM actors WHERE actors.workspace_id = $1::uuid AND actors.id = ANY ($2::uuid[])"
 )
 SESSION_COLUMNS = (
     "sessions.id, sessions.project_id, sessions.actor_id, clients.tool, clients.version,"
@@ -558,7 +559,9 @@ SESSION_COLUMNS = (
     " FROM sessions LEFT OUTER JOIN clients"
     " ON clients.workspace_id = sessions.workspace_id AND clients.id = sessions.client_id"
 )
-SESSIONS = f"SELECT {SESSION_COLUMNS} WHERE sessions.id = ANY ($1::uuid[])"
+SESSIONS = (
+    f"SELECT {SESSION_COLUMNS} WHERE sessions.workspace_id = $1::uuid AND sessions.id = ANY ($2::uuid[])"
+)
 LEXEME = r"'((?:[^']|'')+)'"  # storage/item.py's: a lexeme as a tsquery prints it
 MATCHES = (
     "items.search @@ CAST(regexp_replace(CAST(websearch_to_tsquery('english'::regconfig, $3::varchar)"
@@ -566,7 +569,7 @@ MATCHES = (
 )
 """filter.text as storage/search.py's prefix_query makes it: web-search syntax, each lexeme a prefix."""
 TENANT = "items.workspace_id = $1::uuid AND items.project_id = $2::uuid"
-"""storage/item.py's tenant(): the workspace said as a value, then the project."""
+"""storage.database's stated(): the workspace said as a value, then the project."""
 WALKS = database.WALKS.sql
 SORTS = "SELECT set_config('enable_sort', 'on', true), set_config('jit', 'on', true)"
 """storage/database.py's walked: the settings that keep a walk a walk, and back."""
@@ -583,8 +586,8 @@ def provenance(space: Space) -> list[Statement]:
     """The loaders a page warms whatever it is asked for: the items' asserters and confirmers,
     their sessions."""
     return [
-        (ACTORS, ([m.id for m in space.everyone],)),
-        (SESSIONS, (list(space.sessions.values()),)),
+        (ACTORS, (space.workspace_id, [m.id for m in space.everyone])),
+        (SESSIONS, (space.workspace_id, list(space.sessions.values()))),
     ]
 
 
@@ -627,9 +630,9 @@ def walked_ceiling(space: Space, word: str) -> Statement:
 
 def page_ceiling(space: Space, *, counted: bool) -> list[Statement]:
     """items(projectId, first: 50): the project, 51 newest items of the workspace's project (the
-    workspace said as a value, as storage/item.py's tenant()), their provenance, the count."""
+    workspace said as a value, as storage.database's stated()), their provenance, the count."""
     statements = [
-        (PROJECTS, ([space.project],)),
+        (PROJECTS, (space.workspace_id, [space.project])),
         (
             f"SELECT {COLUMNS} FROM items WHERE {TENANT} ORDER BY items.id DESC LIMIT $3::integer",
             (space.workspace_id, space.project, 51),
@@ -690,7 +693,7 @@ def search_ceiling(space: Space, word: str) -> list[Sent]:
 
     hit = MATCHES.replace("items.search", "w.vector")
     return [
-        (PROJECTS, ([space.project],)),
+        (PROJECTS, (space.workspace_id, [space.project])),
         (WALKS, ()),
         (
             f"SELECT n.* FROM (SELECT {', '.join(f'w.{name}' for name in RECORD)}, {hit} AS hit,"
@@ -714,7 +717,7 @@ def as_of_ceiling(space: Space, moment: datetime) -> list[Statement]:
     """items(projectId, first: 50, asOf): the items said by then, each joined to its state then, written
     or implied by its row while none is written (storage.item._state_at)."""
     return [
-        (PROJECTS, ([space.project],)),
+        (PROJECTS, (space.workspace_id, [space.project])),
         (
             f"SELECT {COLUMNS_THEN} FROM items JOIN LATERAL ("
             f"SELECT {STATE_COLUMNS.format(table='w')} FROM item_states AS w"
@@ -783,7 +786,7 @@ class Recording:
     def __init__(self, tx: Tx) -> None:
         self.tx = tx
         self.statements: list[Statement] = []
-        self.workspace_id, self.actor_id = tx.workspace_id, tx.actor_id
+        self.workspace_id, self.actor_id, self.workspace = tx.workspace_id, tx.actor_id, tx.workspace
 
     async def fetch(self, statement: Any, params: Any) -> Any:
         self.statements.append((statement.sql, tuple(statement.arguments(params))))
@@ -804,7 +807,7 @@ async def rehydrate_ceiling(engine: AsyncEngine, space: Space, reader: Member, t
     async with context.authenticated(read=True) as tx:
         recording = Recording(tx)
         await slice.assemble(cast(Tx, recording), ask, context.view())
-    return [(PROJECTS, ([space.project],)), *recording.statements, *provenance(space)]
+    return [(PROJECTS, (space.workspace_id, [space.project])), *recording.statements, *provenance(space)]
 
 
 async def run_ceiling(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -199,6 +199,10 @@ async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, A
     """An item's events, oldest first (events of one instant in the order they happened), as
     storage.event reads them past every policy: the written ones and the assertion its row implies."""
     async with database.transaction(admin_engine, read=True) as tx:
+        # The statement states its workspace, as the server's do (issue 25): the item's.
+        tx.workspace_id = (
+            await tx.execute(select(items.c.workspace_id).where(items.c.id == item_id))
+        ).scalar()
         (log,) = (await of_items(tx, [uuid.UUID(item_id)])).values()
     return [
         {
@@ -216,24 +220,40 @@ async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, A
 
 
 @contextmanager
-def counted(engine: AsyncEngine) -> Iterator[list[str]]:
-    """Collect every statement the engine sends while the block runs (SQLAlchemy's and the driver's)."""
-    statements: list[str] = []
+def _observed(engine: AsyncEngine, keep: Callable[[str, Sequence[Any]], None]) -> Iterator[None]:
+    """Call ``keep`` with each statement the engine sends while the block runs, and its parameters as
+    the driver gets them: SQLAlchemy's (``before_cursor_execute``) and the driver's (``Driven``)."""
 
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, many: bool) -> None:
+        keep(statement, parameters[0] if many else parameters)
 
-    def driven(sender: Any, statement: str) -> None:
+    def driven(sender: Any, statement: str, arguments: Sequence[Any]) -> None:
         if sender is engine.sync_engine:
-            statements.append(statement)
+            keep(statement, arguments)
 
     event.listen(engine.sync_engine, "before_cursor_execute", record)
     database.DRIVEN_OBSERVERS.append(driven)
     try:
-        yield statements
+        yield
     finally:
         database.DRIVEN_OBSERVERS.remove(driven)
         event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+@contextmanager
+def counted(engine: AsyncEngine) -> Iterator[list[str]]:
+    """Collect every statement the engine sends while the block runs (SQLAlchemy's and the driver's)."""
+    statements: list[str] = []
+    with _observed(engine, lambda statement, _: statements.append(statement)):
+        yield statements
+
+
+@contextmanager
+def sent(engine: AsyncEngine) -> Iterator[list[tuple[str, tuple[Any, ...]]]]:
+    """``counted``, each statement with its parameters: what it takes to run it again (or EXPLAIN it)."""
+    statements: list[tuple[str, tuple[Any, ...]]] = []
+    with _observed(engine, lambda statement, parameters: statements.append((statement, tuple(parameters)))):
+        yield statements
 
 
 @contextmanager

@@ -139,8 +139,9 @@ async def test_0021_keeps_the_history_a_row_does_not_imply_and_its_downgrade_wri
     ]
     items_ = [plain, loaded, retired]
 
-    async def logs(admin: Any) -> dict[uuid.UUID, list[tuple[Any, ...]]]:
+    async def logs(admin: Any, workspace: uuid.UUID) -> dict[uuid.UUID, list[tuple[Any, ...]]]:
         async with database.transaction(admin, read=True) as tx:
+            tx.workspace_id = workspace  # the statement states it, as the server's do (issue 25)
             found = await event.of_items(tx, items_)
         return {key: [dataclasses.astuple(record) for record in log] for key, log in found.items()}
 
@@ -168,13 +169,13 @@ async def test_0021_keeps_the_history_a_row_does_not_imply_and_its_downgrade_wri
                     await connection.execute(
                         text(statement), {**bound, "p": project, "a": asserted, **chosen}
                     )
-            before, rows_before = await logs(admin), await held(admin)
+            before, rows_before = await logs(admin, made.workspace_id), await held(admin)
 
             await asyncio.to_thread(migration.upgrade, url)
-            after, rows_after = await logs(admin), await held(admin)
+            after, rows_after = await logs(admin, made.workspace_id), await held(admin)
 
             await asyncio.to_thread(migration.downgrade, url, "0020_dense_storage")
-            back, rows_back = await logs(admin), await held(admin)
+            back, rows_back = await logs(admin, made.workspace_id), await held(admin)
         finally:
             await admin.dispose()
 

@@ -411,7 +411,7 @@ async def test_r11_8_a_slice_is_read_in_one_snapshot_whatever_commits_meanwhile(
     replacements = {candidates.REPLACEMENTS_SQL}
     meanwhile: list[str] = []
 
-    def before(_sender: Any, statement: str) -> None:
+    def before(_sender: Any, statement: str, _arguments: Any) -> None:
         if statement in replacements and not meanwhile:
             meanwhile.append(statement)
             supersede_elsewhere(admin_url, world, rule, "Refund batches settle hourly")

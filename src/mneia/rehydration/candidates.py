@@ -76,7 +76,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item, search
-from mneia.storage.database import SORTS, WALKS, Driven, Tx, walked
+from mneia.storage.database import SORTS, WALKS, Driven, Tx, stated, walked
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items
 from mneia.vocabulary import ItemKind, ItemStatus
@@ -123,7 +123,7 @@ def _scan(moment: Any, query: Any, kind: ItemKind | None, limit: str, matching: 
     source, columns = item.columns_at(scanned, moment)
     search: Any = literal_column("scanned.search")
     conditions = [
-        scanned.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
+        stated(scanned),
         scanned.c.project_id == bindparam("project"),
         columns["status"].in_([_ACTIVE, _DISPUTED]),
         search.op("@@")(query) if matching else ~search.op("@@")(query),
@@ -160,7 +160,7 @@ def _walked_scan(query: Any, kind: ItemKind | None, name: str) -> Any:
 
     def chosen(table: Any) -> list[Any]:
         conditions = [
-            table.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
+            stated(table),
             table.c.project_id == bindparam("project"),
             table.c.status.in_([_ACTIVE, _DISPUTED]),
         ]
@@ -227,7 +227,7 @@ def _read_whole(source: Any, columns: dict[str, Any], tops: Any) -> Select[Any]:
     return (
         select(*item.selected(columns), tops.c.rank, tops.c.branch)
         .select_from(source.join(tops, items.c.id == tops.c.id))
-        .where(items.c.workspace_id == bindparam("workspace"), items.c.project_id == bindparam("project"))
+        .where(stated(items), items.c.project_id == bindparam("project"))
     )
 
 
@@ -254,7 +254,7 @@ def _guaranteed_statement(moment: Any) -> Select[Any]:
         select(*item.selected(columns), _rank(literal_column("items.search")).label("rank"))
         .select_from(source)
         .where(
-            items.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
+            stated(items),
             items.c.project_id == bindparam("project"),
             items.c.kind == _CONSTRAINT,
             columns["status"] == _ACTIVE,
@@ -276,7 +276,7 @@ def _chain_ranks(scanned: Any, moment: Any) -> Any:
 
     def walk(name: str, first_link: Any, next_link: Any) -> Any:
         found = items.alias("chain_item")
-        first = [found.c.workspace_id == scanned.c.workspace_id, first_link(found)]
+        first = [stated(found), found.c.workspace_id == scanned.c.workspace_id, first_link(found)]
         if moment is not None:
             first.append(found.c.asserted_at <= moment)
         anchor = (
@@ -293,6 +293,7 @@ def _chain_ranks(scanned: Any, moment: Any) -> Any:
         )
         further = items.alias("chain_item")
         conditions = [
+            stated(further),  # a recursive step does not inherit its seed's workspace
             further.c.workspace_id == anchor.c.workspace_id,
             next_link(further, anchor),
             anchor.c.depth < CHAIN_DEPTH,
@@ -331,7 +332,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
     new_source, new_columns = item.columns_at(scan_new, moment)
     old_source, old_columns = item.columns_at(scan_old, moment)
     conditions = [
-        scan_new.c.workspace_id == bindparam("workspace"),  # said as a value: see storage.item.tenant
+        stated(scan_new),
         scan_new.c.project_id == bindparam("project"),
         scan_new.c.supersedes_id.is_not(None),
         scan_new.c.asserted_at >= bindparam("since", type_=DateTime(timezone=True)),
@@ -394,6 +395,7 @@ def _replacements_statement(moment: Any) -> Select[Any]:
             top.c.replacement_rank,
         )
         .select_from(joined)
+        .where(stated(replacement))
         .order_by(top.c.rank.desc(), top.c.said.desc(), top.c.id.desc())
     )
 
@@ -412,7 +414,7 @@ def _probe_statement() -> Any:
     newest = (
         select(literal_column("items.search").label("vector"))
         .where(
-            items.c.workspace_id == bindparam("workspace"),
+            stated(items),
             items.c.project_id == bindparam("project"),
             items.c.status.in_([_ACTIVE, _DISPUTED]),
         )
@@ -520,12 +522,6 @@ class Request:
     """How many of each kind's newest items sharing no word with the task to return."""
 
 
-def _workspace(tx: Tx) -> Any:
-    """The reader's workspace, said as a value in the statements that name it (storage.item.tenant)."""
-    assert tx.workspace_id is not None, "candidates are a reader's"
-    return tx.workspace_id
-
-
 def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
     if request.as_of is not None:
         params["moment"] = request.as_of
@@ -535,7 +531,7 @@ def _moment(params: dict[str, Any], request: Request) -> dict[str, Any]:
 async def guaranteed(tx: Tx, project_id: uuid.UUID, task: str, as_of: datetime | None) -> list[Match]:
     """Every ACTIVE load-bearing CONSTRAINT of the project the caller sees (now, or as of
     ``as_of``), by id, each with its rank against ``task``."""
-    params: dict[str, Any] = {"workspace": _workspace(tx), "project": project_id, "task": task}
+    params: dict[str, Any] = {"workspace": tx.workspace, "project": project_id, "task": task}
     if as_of is not None:
         params["moment"] = as_of
     found = await tx.fetch(_GUARANTEED if as_of is None else _GUARANTEED_THEN, params)
@@ -547,7 +543,7 @@ async def recent_replacements(tx: Tx, request: Request) -> list[Replacement]:
     """The recent replacements the request asks for, the most relevant first, then the newest."""
     params = _moment(
         {
-            "workspace": _workspace(tx),
+            "workspace": tx.workspace,
             "project": request.project_id,
             "task": request.task,
             "since": request.since,
@@ -603,7 +599,7 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
     by id), and the kinds whose pool came back full."""
     params = _moment(
         {
-            "workspace": _workspace(tx),
+            "workspace": tx.workspace,
             "project": request.project_id,
             "task": request.task,
             "every_word": request.every_word,
@@ -623,7 +619,7 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
 
 async def _walks(tx: Tx, request: Request) -> dict[str, int]:
     """Each present scan's walk length, from how common the task's words are among the newest items."""
-    params = {"workspace": _workspace(tx), "project": request.project_id, "task": request.task}
+    params = {"workspace": tx.workspace, "project": request.project_id, "task": request.task}
     probed, any_word, every_word = tuple((await tx.fetch(_PROBE, params))[0])
     walks = {
         f"walk_{kind.value}": walk_length(request.scans.get(kind, 0), probed, any_word) for kind in ItemKind
@@ -637,7 +633,7 @@ async def fillers(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
     ``request.fillers`` asks (no rule among them, by id; rank 0), and the kinds that came back full."""
     params = _moment(
         {
-            "workspace": _workspace(tx),
+            "workspace": tx.workspace,
             "project": request.project_id,
             "task": request.task,
             **{f"filler_{kind.value}": request.fillers.get(kind, 0) for kind in ItemKind},

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import insert, select
 
-from mneia.storage.database import Driven, Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import actors
 from mneia.vocabulary import ActorKind
@@ -40,11 +40,14 @@ COLUMNS = (
 )
 """An ``ActorRecord``'s columns, in its field order."""
 
-_BY_IDS = Driven(select(*COLUMNS).where(one_of(actors.c.id)))  # every actor loader's
+_BY_IDS = Driven(select(*COLUMNS).where(stated(actors), one_of(actors.c.id)))  # every actor loader's
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ActorRecord]:
-    records = [from_row(ActorRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    records = [
+        from_row(ActorRecord, row)
+        for row in await tx.fetch(_BY_IDS, {"workspace": tx.workspace, "ids": list(ids)})
+    ]
     return {record.id: record for record in records}
 
 

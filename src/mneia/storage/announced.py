@@ -25,7 +25,7 @@ from sqlalchemy import Column, Table, bindparam, cast, literal, null, select, un
 
 from mneia.storage import actor, item
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Driven, Tx, from_row
+from mneia.storage.database import Driven, Tx, from_row, stated
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import actors, items
 
@@ -73,21 +73,17 @@ class Announcement(Generic[R]):
     ) -> None:
         self._record = record
         self._item_refs, self._actor_refs = tuple(item_refs), tuple(actor_refs)
-        announced = (
-            select(*own)
-            .where(table.c.workspace_id == bindparam("workspace"), table.c.seq == bindparam("seq"))
-            .cte("announced")
-        )
+        announced = select(*own).where(stated(table), table.c.seq == bindparam("seq")).cte("announced")
         mine = [announced.c[column.name] for column in own]
         item_ids = union(*(select(announced.c[ref]) for ref in item_refs))
         actor_ids = union(*(select(announced.c[ref]) for ref in actor_refs))
         statement = union_all(
             select(literal(_ANNOUNCED), *mine, *_nulls(_ITEM_COLUMNS), *_nulls(_ACTOR_COLUMNS)),
             select(literal(_ITEM), *_nulls(own), *_ITEM_COLUMNS, *_nulls(_ACTOR_COLUMNS)).where(
-                items.c.id.in_(item_ids)
+                stated(items), items.c.id.in_(item_ids)
             ),
             select(literal(_ACTOR), *_nulls(own), *_nulls(_ITEM_COLUMNS), *_ACTOR_COLUMNS).where(
-                actors.c.id.in_(actor_ids)
+                stated(actors), actors.c.id.in_(actor_ids)
             ),
         )
         self._statement = Driven(statement)
@@ -95,7 +91,7 @@ class Announcement(Generic[R]):
 
     async def read(self, tx: Tx, seq: int) -> Read[R]:
         """The row numbered ``seq`` in the workspace, and what it names, as the reader sees them."""
-        rows = await tx.fetch(self._statement, {"workspace": tx.workspace_id, "seq": seq})
+        rows = await tx.fetch(self._statement, {"workspace": tx.workspace, "seq": seq})
         own, its_item, its_actor = self._widths
         record: R | None = None
         found_items: dict[uuid.UUID, ItemRecord | None] = {}

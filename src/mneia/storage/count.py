@@ -24,7 +24,7 @@ from sqlalchemy import ColumnElement, bindparam, func, literal_column, select, t
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import OWNER_ROLE
-from mneia.storage.database import Driven, Tx, transaction
+from mneia.storage.database import Driven, Tx, stated, transaction
 from mneia.storage.tables import item_counts
 
 LIMIT = 10_000
@@ -38,9 +38,11 @@ class Count:
 
 
 async def bounded(tx: Tx, source: Any, conditions: Sequence[ColumnElement[bool]]) -> Count:
-    """The rows of ``source`` that meet ``conditions``, counted up to LIMIT (one more tells)."""
+    """The rows of ``source`` that meet ``conditions``, counted up to LIMIT (one more tells). ``source``
+    and ``conditions`` state their workspace, as a value or as the parameter ``workspace``."""
     some = select(literal_column("1")).select_from(source).where(*conditions).limit(LIMIT + 1).subquery()
-    found = int((await tx.execute(select(func.count()).select_from(some))).scalar_one())
+    counting = select(func.count()).select_from(some)
+    found = int((await tx.execute(counting, {"workspace": tx.workspace})).scalar_one())
     return Count(min(found, LIMIT), exact=found <= LIMIT)
 
 
@@ -50,10 +52,10 @@ async def counted(
     """The project's items the reader sees, from the counters: ``conditions`` gets the counters'
     columns (status, kind, load_bearing, confirmed) and says which rows to add up."""
     chosen = conditions(item_counts.c)
-    if not chosen and tx.workspace_id is not None:
-        (row,) = await tx.fetch(_WHOLE, {"workspace": tx.workspace_id, "project": project_id})
+    if not chosen:
+        (row,) = await tx.fetch(_WHOLE, {"workspace": tx.workspace, "project": project_id})
         return Count(int(row[0]), exact=True)
-    total = await tx.execute(_summed(item_counts.c.workspace_id == tx.workspace_id, project_id, chosen))
+    total = await tx.execute(_summed(stated(item_counts, tx), project_id, chosen))
     return Count(int(total.scalar_one()), exact=True)
 
 
@@ -64,7 +66,7 @@ def _summed(workspace: ColumnElement[bool], project_id: Any, chosen: Sequence[Co
     )
 
 
-_WHOLE = Driven(_summed(item_counts.c.workspace_id == bindparam("workspace"), bindparam("project"), ()))
+_WHOLE = Driven(_summed(stated(item_counts), bindparam("project"), ()))
 """A whole project's count, the commonest: a statement built once."""
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar, overload
 
 import asyncpg
-from sqlalchemy import ClauseElement, ColumnElement, Executable, any_, bindparam, pool, text
+from sqlalchemy import ClauseElement, ColumnElement, Executable, FromClause, any_, bindparam, pool, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.engine import CursorResult, Engine
@@ -83,9 +83,10 @@ class TransactionEnded(RuntimeError):
 _DIALECT = asyncpg_dialect()  # type: ignore[no-untyped-call]  # SQLAlchemy's dialects are untyped
 
 
-DRIVEN_OBSERVERS: list[Callable[[Engine, str], None]] = []
-"""Called with the engine and SQL of each ``Driven`` statement as it is sent: SQLAlchemy's
-``before_cursor_execute`` event sees every other statement, not these (the tests count with both)."""
+DRIVEN_OBSERVERS: list[Callable[[Engine, str, Sequence[Any]], None]] = []
+"""Called with the engine, SQL and arguments (as the driver gets them) of each ``Driven`` statement as
+it is sent: SQLAlchemy's ``before_cursor_execute`` event sees every other statement with its
+parameters, not these (the tests count, and read the plans of, both)."""
 
 
 def _typed(given: TypeEngine[Any]) -> TypeEngine[Any]:
@@ -153,12 +154,17 @@ class Driven:
         return tuple(values)
 
 
+class Unbound(RuntimeError):
+    """A statement that states the transaction's workspace, in a transaction bound to nobody."""
+
+
 class Tx:
     """One transaction, shared by every resolver of one GraphQL operation.
 
     ``workspace_id`` and ``actor_id`` mirror the context the database sealed
     when the transaction was authenticated (storage.token); only the database
     can bind a transaction, so they are set from its answer, never by hand.
+    ``workspace`` is what every statement of the request path states (``stated``).
     """
 
     def __init__(self, connection: AsyncConnection, driver: asyncpg.Connection) -> None:
@@ -169,6 +175,13 @@ class Tx:
         self.actor_id: uuid.UUID | None = None
         self.rollback_only = False
         self._ended = False
+
+    @property
+    def workspace(self) -> uuid.UUID:
+        """The workspace the transaction is bound to; Unbound when it is bound to nobody."""
+        if self.workspace_id is None:
+            raise Unbound("the transaction is bound to no workspace: authenticate first")
+        return self.workspace_id
 
     async def execute(
         self, statement: Executable, params: Mapping[str, Any] | list[Mapping[str, Any]] | None = None
@@ -183,10 +196,14 @@ class Tx:
         async with self._lock:
             if self._ended:
                 raise TransactionEnded("the operation's transaction has ended")
-            for observe in DRIVEN_OBSERVERS:
-                observe(self._connection.sync_engine, statement.sql)
             try:
-                records = await self._driver.fetch(statement.sql, *statement.arguments(params))
+                arguments = statement.arguments(params)
+            except Exception as error:
+                raise await self._failed(statement.sql, error) from error
+            for observe in DRIVEN_OBSERVERS:
+                observe(self._connection.sync_engine, statement.sql, arguments)
+            try:
+                records = await self._driver.fetch(statement.sql, *arguments)
                 await statement.learn(self._driver)
             except Exception as error:
                 raise await self._failed(statement.sql, error) from error
@@ -386,6 +403,27 @@ def one_of(column: ColumnElement[Any], name: str = "ids") -> ColumnElement[bool]
     driver prepares it once per connection.
     """
     return column == any_(bindparam(name, type_=ARRAY(column.type)))
+
+
+def stated(table: FromClause, tx: Tx | None = None) -> ColumnElement[bool]:
+    """``table.workspace_id = X``: the workspace, said by the statement itself (R1, issue 25).
+
+    Row-level security already confines every row to the transaction's
+    workspace, but through a function that neither the planner nor Citus sees
+    into. On a cluster distributed by workspace (docs/scale-out.md) a
+    statement reaches one shard only when it states, for each table it reads
+    or writes, which workspace: so every statement of the request path says
+    it, for each tenant table it names (or joins that table on
+    ``workspace_id`` to one that says it). The planner also plans a workspace
+    of a million items as what it is, not as an average one.
+
+    X is ``tx``'s workspace as a value (Unbound when it has none), for a
+    statement built per call; without ``tx``, the parameter ``workspace``,
+    for a statement built once, which the caller binds to ``Tx.workspace``.
+    ``workspaces`` itself is stated by its ``id``.
+    """
+    column = table.c.workspace_id if "workspace_id" in table.c else table.c.id
+    return column == (bindparam("workspace") if tx is None else tx.workspace)
 
 
 def from_row(record: type[R], row: Any) -> R:

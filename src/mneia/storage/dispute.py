@@ -12,7 +12,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.announced import Announcement
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import disputes
@@ -55,7 +55,7 @@ _COLUMNS = tuple(disputes.c[field.name] for field in dataclasses.fields(DisputeR
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, DisputeRecord]:
-    rows = await tx.execute(select(*_COLUMNS).where(disputes.c.id.in_(ids)))
+    rows = await tx.execute(select(*_COLUMNS).where(stated(disputes, tx), disputes.c.id.in_(ids)))
     return {row.id: from_row(DisputeRecord, row) for row in rows}
 
 
@@ -71,17 +71,14 @@ ANNOUNCED = Announcement(
 
 async def since(tx: Tx, seq: int) -> list[DisputeRecord]:
     """The announced disputes numbered above ``seq`` that the caller can see, in number order (catch-up)."""
-    query = (
-        select(*_COLUMNS)
-        .where(disputes.c.workspace_id == tx.workspace_id, disputes.c.seq > seq)
-        .order_by(disputes.c.seq)
-    )
+    query = select(*_COLUMNS).where(stated(disputes, tx), disputes.c.seq > seq).order_by(disputes.c.seq)
     return [from_row(DisputeRecord, row) for row in await tx.execute(query)]
 
 
 async def lock(tx: Tx, dispute_id: uuid.UUID) -> DisputeRecord | None:
     """A visible dispute, row-locked so that two humans cannot resolve it differently at once."""
-    row = (await tx.execute(select(*_COLUMNS).where(disputes.c.id == dispute_id).with_for_update())).first()
+    locked = select(*_COLUMNS).where(stated(disputes, tx), disputes.c.id == dispute_id).with_for_update()
+    row = (await tx.execute(locked)).first()
     return from_row(DisputeRecord, row) if row else None
 
 
@@ -89,7 +86,7 @@ async def resolve(tx: Tx, dispute_id: uuid.UUID, kept: uuid.UUID, note: str | No
     row = (
         await tx.execute(
             update(disputes)
-            .where(disputes.c.id == dispute_id, disputes.c.status == DisputeStatus.OPEN)
+            .where(stated(disputes, tx), disputes.c.id == dispute_id, disputes.c.status == DisputeStatus.OPEN)
             .values(
                 status=DisputeStatus.RESOLVED,
                 resolved_by=tx.actor_id,
@@ -107,7 +104,7 @@ async def of_project(
     tx: Tx, project_id: uuid.UUID, status: DisputeStatus | None, limit: int | None = None
 ) -> list[DisputeRecord]:
     """A project's visible disputes, newest first (the newest ``limit``, when given)."""
-    query = select(*_COLUMNS).where(disputes.c.project_id == project_id)
+    query = select(*_COLUMNS).where(stated(disputes, tx), disputes.c.project_id == project_id)
     if status is not None:
         query = query.where(disputes.c.status == status)
     rows = await tx.execute(query.order_by(disputes.c.raised_at.desc(), disputes.c.id.desc()).limit(limit))
@@ -118,7 +115,9 @@ async def involving(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
     """Every visible dispute in which each item is either side, newest first."""
     rows = await tx.execute(
         select(*_COLUMNS)
-        .where(or_(disputes.c.item_id.in_(item_ids), disputes.c.contested_id.in_(item_ids)))
+        .where(
+            stated(disputes, tx), or_(disputes.c.item_id.in_(item_ids), disputes.c.contested_id.in_(item_ids))
+        )
         .order_by(disputes.c.raised_at.desc(), disputes.c.id.desc())
     )
     found: dict[uuid.UUID, list[DisputeRecord]] = {item_id: [] for item_id in item_ids}
@@ -155,6 +154,7 @@ async def open_between(tx: Tx, item_id: uuid.UUID, contested_id: uuid.UUID) -> D
     row = (
         await tx.execute(
             select(*_COLUMNS).where(
+                stated(disputes, tx),
                 disputes.c.item_id == item_id,
                 disputes.c.contested_id == contested_id,
                 disputes.c.status == DisputeStatus.OPEN,

@@ -38,9 +38,9 @@ from sqlalchemy import (
     union_all,
 )
 
-from mneia.storage import count, item
+from mneia.storage import count
 from mneia.storage.count import Count
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Tx, from_row, one_of, stated
 from mneia.storage.tables import item_events, items
 from mneia.vocabulary import ItemEventKind, ItemStatus
 
@@ -83,15 +83,15 @@ asserted then), by the record's fields."""
 _IMPLIED = select(*(column.label(name) for name, column in _IMPLIED_COLUMNS.items())).where(~_WRITTEN)
 
 _OF_ITEMS = union_all(
-    select(*_COLUMNS).where(one_of(item_events.c.item_id)),
-    _IMPLIED.where(one_of(items.c.id)),
+    select(*_COLUMNS).where(stated(item_events), one_of(item_events.c.item_id)),
+    _IMPLIED.where(stated(items), one_of(items.c.id)),
 ).order_by("item_id", "at", "seq", "id")
 
 
 async def of_items(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[EventRecord]]:
     """The log of each visible item, oldest first."""
     found: dict[uuid.UUID, list[EventRecord]] = {item_id: [] for item_id in item_ids}
-    for row in await tx.execute(_OF_ITEMS, {"ids": list(item_ids)}):
+    for row in await tx.execute(_OF_ITEMS, {"workspace": tx.workspace, "ids": list(item_ids)}):
         found[row.item_id].append(from_row(EventRecord, row))
     return found
 
@@ -105,8 +105,12 @@ class EventPage:
 
 
 _CURSOR = union_all(
-    select(item_events.c.at, item_events.c.seq).where(item_events.c.id == bindparam("after")),
-    select(items.c.asserted_at, _IMPLIED_COLUMNS["seq"]).where(items.c.id == bindparam("after")),
+    select(item_events.c.at, item_events.c.seq).where(
+        stated(item_events), item_events.c.id == bindparam("after")
+    ),
+    select(items.c.asserted_at, _IMPLIED_COLUMNS["seq"]).where(
+        stated(items), items.c.id == bindparam("after")
+    ),
 ).limit(1)
 """Where an event stands in the order (``at``, ``seq``): a written one, or the assertion an item's
 row implies (which, once written, keeps that place)."""
@@ -128,19 +132,19 @@ async def of_project(
     merged. The kinds are written into the statement (vocabulary values), so
     the plan knows them.
     """
-    written = [items.c.project_id == project_id]
+    written = [stated(items, tx), items.c.project_id == project_id]
     if kinds:
         chosen = [literal(kind.value, Text, literal_execute=True) for kind in kinds]
         written.append(item_events.c.event.in_(chosen))
     implied = None
     if not kinds or ItemEventKind.ASSERTED in kinds:
-        implied = [*item.tenant(tx), items.c.project_id == project_id, ~_WRITTEN]
+        implied = [stated(items, tx), items.c.project_id == project_id, ~_WRITTEN]
     counter = count.once(lambda: _counted(tx, written, implied))
 
     written_listing = select(*_COLUMNS).select_from(_WRITTEN_SOURCE).where(*written)
     implied_listing = _IMPLIED.where(*implied) if implied is not None else None
     if after is not None:
-        key: Any = (await tx.execute(_CURSOR, {"after": after})).first()
+        key: Any = (await tx.execute(_CURSOR, {"workspace": tx.workspace, "after": after})).first()
         if key is None:  # not an event the reader sees
             return EventPage([], has_next=False, count=counter)
         at = literal(key[0], DateTime(timezone=True))

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, literal, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import handoffs
 
@@ -71,17 +71,19 @@ class HandoffRecord:
 _COLUMNS = tuple(handoffs.c[field.name] for field in dataclasses.fields(HandoffRecord))
 
 # Built once: resume reads the newest handoff on every call.
-_BY_IDS = select(*_COLUMNS).where(one_of(handoffs.c.id))
+_BY_IDS = select(*_COLUMNS).where(stated(handoffs), one_of(handoffs.c.id))
 _LATEST = (
     select(*_COLUMNS)
-    .where(handoffs.c.project_id == bindparam("project"))
+    .where(stated(handoffs), handoffs.c.project_id == bindparam("project"))
     .order_by(handoffs.c.created_at.desc(), handoffs.c.id.desc())
     .limit(1)
 )
 _BY_KEY = select(*_COLUMNS).where(
-    handoffs.c.created_by == bindparam("actor"), handoffs.c.idempotency_key == bindparam("key")
+    stated(handoffs),
+    handoffs.c.created_by == bindparam("actor"),
+    handoffs.c.idempotency_key == bindparam("key"),
 )
-_OF_SESSION = select(*_COLUMNS).where(handoffs.c.session_id == bindparam("session"))
+_OF_SESSION = select(*_COLUMNS).where(stated(handoffs), handoffs.c.session_id == bindparam("session"))
 
 
 def _record(row: Any) -> HandoffRecord:
@@ -90,24 +92,24 @@ def _record(row: Any) -> HandoffRecord:
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, HandoffRecord]:
     """The visible handoffs among ``ids``."""
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+    rows = await tx.execute(_BY_IDS, {"workspace": tx.workspace, "ids": list(ids)})
     return {row.id: _record(row) for row in rows}
 
 
 async def latest(tx: Tx, project_id: uuid.UUID) -> HandoffRecord | None:
     """The project's newest handoff the caller can see (index handoffs_latest)."""
-    row = (await tx.execute(_LATEST, {"project": project_id})).first()
+    row = (await tx.execute(_LATEST, {"workspace": tx.workspace, "project": project_id})).first()
     return _record(row) if row else None
 
 
 async def by_key(tx: Tx, key: str) -> HandoffRecord | None:
     """The caller's own handoff left with idempotency key ``key``."""
-    row = (await tx.execute(_BY_KEY, {"actor": tx.actor_id, "key": key})).first()
+    row = (await tx.execute(_BY_KEY, {"workspace": tx.workspace, "actor": tx.actor_id, "key": key})).first()
     return _record(row) if row else None
 
 
 async def of_session(tx: Tx, session_id: uuid.UUID) -> HandoffRecord | None:
-    row = (await tx.execute(_OF_SESSION, {"session": session_id})).first()
+    row = (await tx.execute(_OF_SESSION, {"workspace": tx.workspace, "session": session_id})).first()
     return _record(row) if row else None
 
 
@@ -133,10 +135,10 @@ async def page(
 ) -> tuple[list[HandoffRecord], bool]:
     """A project's handoffs the caller can see, newest first (index handoffs_latest); one more
     than ``first`` is read to tell whether another page follows."""
-    statement = select(*_COLUMNS).where(handoffs.c.project_id == project_id)
+    statement = select(*_COLUMNS).where(stated(handoffs, tx), handoffs.c.project_id == project_id)
     if after is not None:
         cursor = handoffs.alias("cursor")
-        made = select(cursor.c.created_at).where(cursor.c.id == after).scalar_subquery()
+        made = select(cursor.c.created_at).where(stated(cursor, tx), cursor.c.id == after).scalar_subquery()
         statement = statement.where(
             tuple_(handoffs.c.created_at, handoffs.c.id) < tuple_(made, literal(after))
         )

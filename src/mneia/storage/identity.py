@@ -20,7 +20,7 @@ from datetime import timedelta
 from sqlalchemy import select, text
 
 from mneia.storage import token
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.tables import actors, identities
 
 
@@ -59,7 +59,7 @@ async def of_actors(tx: Tx, actor_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, I
             identities.c.issuer,
         )
         .select_from(actors.join(identities, identities.c.id == actors.c.identity_id))
-        .where(actors.c.id.in_(actor_ids), identities.c.issuer.is_not(None))
+        .where(stated(actors, tx), actors.c.id.in_(actor_ids), identities.c.issuer.is_not(None))
     )
     return {
         row.actor_id: IdentityRecord(seen_from(row.workspace_id, row.id), row.display_name, row.issuer)

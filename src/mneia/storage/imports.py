@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.tables import imports
 
 
@@ -44,7 +44,9 @@ async def by_keys(tx: Tx, project_id: uuid.UUID, keys: Sequence[str]) -> dict[st
     if not keys:
         return {}
     rows = await tx.execute(
-        select(*_COLUMNS).where(imports.c.project_id == project_id, imports.c.key.in_(list(keys)))
+        select(*_COLUMNS).where(
+            stated(imports, tx), imports.c.project_id == project_id, imports.c.key.in_(list(keys))
+        )
     )
     return {row.key: from_row(Entry, row) for row in rows}
 
@@ -53,7 +55,7 @@ async def of_document(tx: Tx, project_id: uuid.UUID, document: str) -> list[Entr
     """A document's entries in their place in it (index imports_document)."""
     rows = await tx.execute(
         select(*_COLUMNS)
-        .where(imports.c.project_id == project_id, imports.c.document == document)
+        .where(stated(imports, tx), imports.c.project_id == project_id, imports.c.document == document)
         .order_by(imports.c.position, imports.c.key)
     )
     return [from_row(Entry, row) for row in rows]

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, insert, select
 
-from mneia.storage.database import Tx, from_row
+from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import invitations
 
@@ -68,5 +68,10 @@ async def create(
 
 async def visible(tx: Tx) -> list[InvitationRecord]:
     """The workspace's newest invitations (a human's; an agent sees none)."""
-    query = select(*_COLUMNS).order_by(invitations.c.created_at.desc(), invitations.c.id.desc()).limit(LISTED)
+    query = (
+        select(*_COLUMNS)
+        .where(stated(invitations, tx))
+        .order_by(invitations.c.created_at.desc(), invitations.c.id.desc())
+        .limit(LISTED)
+    )
     return [from_row(InvitationRecord, row) for row in await tx.execute(query)]

@@ -46,7 +46,7 @@ from sqlalchemy.sql.dml import ReturningInsert
 from mneia.freshness import freshness_at
 from mneia.storage import count, search
 from mneia.storage.count import Count
-from mneia.storage.database import Driven, Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import item_states, items
 from mneia.vocabulary import Authority, ItemKind, ItemOrder, ItemStatus, Scope
@@ -254,7 +254,9 @@ def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _state_at(table: Any, moment: Any) -> Any:
-    """The one state of ``table``'s item that holds ``moment``: a LATERAL subquery of one row or none."""
+    """The one state of ``table``'s item that holds ``moment``: a LATERAL subquery of one row or none.
+    Whether the item has a state written is planned apart, given the item's workspace as a parameter
+    of its own: so it also states the workspace, the parameter ``workspace`` (storage.database.stated)."""
     written, other = item_states.alias("written"), item_states.alias("other")
     kept = sorted(STATE_FIELDS)
     held = select(*(written.c[name] for name in kept)).where(
@@ -268,7 +270,7 @@ def _state_at(table: Any, moment: Any) -> Any:
         .where(
             table.c.asserted_at <= moment,
             ~exists()
-            .where(other.c.workspace_id == table.c.workspace_id, other.c.item_id == table.c.id)
+            .where(stated(other), other.c.workspace_id == table.c.workspace_id, other.c.item_id == table.c.id)
             .correlate_except(other),
         )
         .correlate(table)
@@ -321,7 +323,7 @@ async def page(
     Another order than NEWEST is for the present only (the resolver refuses it with asOf).
     """
     source, columns = _source(items, as_of)
-    conditions: list[ColumnElement[bool]] = [*tenant(tx), items.c.project_id == project_id]
+    conditions: list[ColumnElement[bool]] = [stated(items, tx), items.c.project_id == project_id]
     if as_of is not None:
         # Implied by the state join (nothing is recorded before it is said); it bounds the index scan.
         conditions.append(items.c.asserted_at <= as_of)
@@ -344,9 +346,9 @@ async def page(
             return await _newest_matches(tx, conditions, query, first, after)
         conditions.append(search.matching(query))
 
-    if as_of is None and order == ItemOrder.NEWEST and len(conditions) == 2 and tx.workspace_id is not None:
+    if as_of is None and order == ItemOrder.NEWEST and len(conditions) == 2:
         # The commonest page of all (no filter, newest first): a statement built once.
-        listed = {"workspace": tx.workspace_id, "project": project_id, "limit": first + 1}
+        listed = {"workspace": tx.workspace, "project": project_id, "limit": first + 1}
         if after is None:
             whole = await tx.fetch(_NEWEST, listed)
         else:
@@ -359,7 +361,9 @@ async def page(
         if after is not None:
             cursor = items.alias("cursor")
             held = _order_keys(order, _source(cursor, None)[1])
-            at_cursor = [select(key).where(cursor.c.id == after).scalar_subquery() for key in held]
+            at_cursor = [
+                select(key).where(stated(cursor, tx), cursor.c.id == after).scalar_subquery() for key in held
+            ]
             listing = listing.where(tuple_(*keys) > tuple_(*at_cursor))
         rows = (await tx.execute(listing.order_by(*keys).limit(first + 1))).all()
         return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
@@ -373,9 +377,11 @@ async def page(
         newest = [items.c.asserted_at.desc(), items.c.id.desc()]
         if after is not None:
             cursor = items.alias("cursor")
-            said = select(cursor.c.asserted_at).where(cursor.c.id == after).scalar_subquery()
+            said = (
+                select(cursor.c.asserted_at).where(stated(cursor, tx), cursor.c.id == after).scalar_subquery()
+            )
             listing = listing.where(tuple_(items.c.asserted_at, items.c.id) < tuple_(said, literal(after)))
-    rows = (await tx.execute(listing.order_by(*newest).limit(first + 1))).all()
+    rows = (await tx.execute(listing.order_by(*newest).limit(first + 1), {"workspace": tx.workspace})).all()
     return _page(rows, first, _counter(tx, project_id, wanted, source, conditions, as_of, valid_at))
 
 
@@ -386,13 +392,6 @@ async def _newest_matches(
     past = [*chosen, items.c.id < after] if after is not None else chosen
     found = await search.newest(tx, _selected(_NOW_COLUMNS), past, query, first + 1)
     return _page(found.rows, first, count.once(lambda: search.counted(tx, chosen, query, found.share)))
-
-
-def tenant(tx: Tx) -> list[ColumnElement[bool]]:
-    """The reader's workspace, said as a value: the policies already confine every statement to it,
-    but through a function the planner cannot see into, so it would plan a workspace of a
-    million items as if it held a thousand (an average)."""
-    return [] if tx.workspace_id is None else [items.c.workspace_id == tx.workspace_id]
 
 
 def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:
@@ -466,18 +465,14 @@ def _page(rows: Sequence[Any], first: int, counter: Callable[[], Awaitable[Count
 
 _NOW_SOURCE, _NOW_COLUMNS = _source(items, None)
 _THEN_SOURCE, _THEN_COLUMNS = _source(items, _MOMENT)
-_BY_IDS = Driven(select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.id)))  # every item loader's
+_BY_IDS = Driven(select(*_selected(_NOW_COLUMNS)).where(stated(items), one_of(items.c.id)))  # item loaders'
 
 
 def _newest(*after: ColumnElement[bool]) -> Driven:
     """A project's items newest first, with no filter: what ``page`` builds for that case."""
     return Driven(
         select(*_selected(_NOW_COLUMNS))
-        .where(
-            items.c.workspace_id == bindparam("workspace"),
-            items.c.project_id == bindparam("project"),
-            *after,
-        )
+        .where(stated(items), items.c.project_id == bindparam("project"), *after)
         .order_by(items.c.id.desc())
         .limit(bindparam("limit"))
     )
@@ -485,17 +480,20 @@ def _newest(*after: ColumnElement[bool]) -> Driven:
 
 _NEWEST = _newest()
 _NEWEST_AFTER = _newest(items.c.id < bindparam("after"))
-_BY_IDS_THEN = select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.id))
+_BY_IDS_THEN = (
+    select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(stated(items), one_of(items.c.id))
+)
 
 
 async def by_ids(
     tx: Tx, ids: Sequence[uuid.UUID], as_of: datetime | None = None
 ) -> dict[uuid.UUID, ItemRecord]:
     """The visible items among ``ids``; as of a moment, those recorded by then, as they stood then."""
+    given = {"workspace": tx.workspace, "ids": list(ids)}
     if as_of is None:
-        records = [_record(row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+        records = [_record(row) for row in await tx.fetch(_BY_IDS, given)]
     else:
-        rows = await tx.execute(_BY_IDS_THEN, {"ids": list(ids), "moment": as_of})
+        rows = await tx.execute(_BY_IDS_THEN, {**given, "moment": as_of})
         records = [_record(row) for row in rows]
     return {record.id: record for record in records}
 
@@ -505,13 +503,15 @@ async def get(tx: Tx, item_id: uuid.UUID, as_of: datetime | None = None) -> Item
 
 
 _OF_SESSION = (
-    select(*_selected(_NOW_COLUMNS)).where(items.c.session_id == bindparam("session")).order_by(items.c.id)
+    select(*_selected(_NOW_COLUMNS))
+    .where(stated(items), items.c.session_id == bindparam("session"))
+    .order_by(items.c.id)
 )
 
 
 async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
     """The visible items asserted in a session, oldest first (index items_session)."""
-    rows = await tx.execute(_OF_SESSION, {"session": session_id})
+    rows = await tx.execute(_OF_SESSION, {"workspace": tx.workspace, "session": session_id})
     return [_record(row) for row in rows]
 
 
@@ -537,7 +537,7 @@ def became(table: Any, status: ItemStatus) -> Any:
 
 
 _SUPERSEDED_AT = select(items.c.id.label("item_id"), became(items, ItemStatus.SUPERSEDED).label("at")).where(
-    one_of(items.c.id)
+    stated(items), one_of(items.c.id)
 )
 
 
@@ -545,13 +545,15 @@ async def superseded_at(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dat
     """When each of the visible items among ``ids`` became SUPERSEDED (those that did)."""
     if not ids:
         return {}
-    rows = await tx.execute(_SUPERSEDED_AT, {"ids": list(ids)})
+    rows = await tx.execute(_SUPERSEDED_AT, {"workspace": tx.workspace, "ids": list(ids)})
     return {row.item_id: row.at for row in rows if row.at is not None}
 
 
-_SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(one_of(items.c.supersedes_id))
+_SUCCESSORS = select(*_selected(_NOW_COLUMNS)).where(stated(items), one_of(items.c.supersedes_id))
 _SUCCESSORS_THEN = (
-    select(*_selected(_THEN_COLUMNS)).select_from(_THEN_SOURCE).where(one_of(items.c.supersedes_id))
+    select(*_selected(_THEN_COLUMNS))
+    .select_from(_THEN_SOURCE)
+    .where(stated(items), one_of(items.c.supersedes_id))
 )
 
 
@@ -560,10 +562,11 @@ async def successors(
 ) -> dict[uuid.UUID, ItemRecord]:
     """The visible replacement of each given item, keyed by the item it replaced; as of a
     moment, only a replacement recorded by then."""
+    given = {"workspace": tx.workspace, "ids": list(ids)}
     if as_of is None:
-        rows = await tx.execute(_SUCCESSORS, {"ids": list(ids)})
+        rows = await tx.execute(_SUCCESSORS, given)
     else:
-        rows = await tx.execute(_SUCCESSORS_THEN, {"ids": list(ids), "moment": as_of})
+        rows = await tx.execute(_SUCCESSORS_THEN, {**given, "moment": as_of})
     return {row.supersedes_id: _record(row) for row in rows}
 
 
@@ -572,9 +575,10 @@ def _chains_statement(moment: Any) -> Select[Any]:
 
     Each walk carries its origin and a depth (negative backwards, positive
     forwards), and joins on (workspace_id, …) so that each step is one probe
-    of the primary key or of the unique successor index. As of a moment every
-    step joins its item's state then, so the walk forwards ends where the
-    chain ended at that moment.
+    of the primary key or of the unique successor index; each step states the
+    workspace too, which a recursive step does not inherit from its seed. As
+    of a moment every step joins its item's state then, so the walk forwards
+    ends where the chain ended at that moment.
     """
     seed_source, seed_columns = _source(items, moment)
     seed = (
@@ -585,7 +589,7 @@ def _chains_statement(moment: Any) -> Select[Any]:
             items.c.workspace_id,
         )
         .select_from(seed_source)
-        .where(items.c.id.in_(bindparam("ids", expanding=True)))
+        .where(stated(items), items.c.id.in_(bindparam("ids", expanding=True)))
     )
     back = seed.cte("back", recursive=True)
     older = items.alias("older")
@@ -593,7 +597,7 @@ def _chains_statement(moment: Any) -> Select[Any]:
     back = back.union_all(
         select(*_selected(older_columns), back.c.origin, back.c.depth - 1, older.c.workspace_id)
         .select_from(older_source)
-        .where(older.c.workspace_id == back.c.workspace_id, older.c.id == back.c.supersedes_id)
+        .where(stated(older), older.c.workspace_id == back.c.workspace_id, older.c.id == back.c.supersedes_id)
     )
     forward = seed.cte("forward", recursive=True)
     newer = items.alias("newer")
@@ -601,7 +605,11 @@ def _chains_statement(moment: Any) -> Select[Any]:
     forward = forward.union_all(
         select(*_selected(newer_columns), forward.c.origin, forward.c.depth + 1, newer.c.workspace_id)
         .select_from(newer_source)
-        .where(newer.c.workspace_id == forward.c.workspace_id, newer.c.supersedes_id == forward.c.id)
+        .where(
+            stated(newer),
+            newer.c.workspace_id == forward.c.workspace_id,
+            newer.c.supersedes_id == forward.c.id,
+        )
     )
     walked = select(back).union_all(select(forward).where(forward.c.depth > 0)).subquery()
     return select(walked).order_by(walked.c.origin, walked.c.depth)
@@ -619,10 +627,11 @@ async def chains(
     if not ids:
         return {}
     found: dict[uuid.UUID, list[ItemRecord]] = {}
+    given = {"workspace": tx.workspace, "ids": list(ids)}
     if as_of is None:
-        rows = await tx.execute(_CHAINS, {"ids": list(ids)})
+        rows = await tx.execute(_CHAINS, given)
     else:
-        rows = await tx.execute(_CHAINS_THEN, {"ids": list(ids), "moment": as_of})
+        rows = await tx.execute(_CHAINS_THEN, {**given, "moment": as_of})
     for row in rows:
         found.setdefault(row.origin, []).append(_record(row))
     return found
@@ -729,7 +738,12 @@ async def accept_replacement(
 
 async def _update(tx: Tx, item_id: uuid.UUID, **values: Any) -> ItemRecord | None:
     row = (
-        await tx.execute(update(items).where(items.c.id == item_id).values(**values).returning(*_COLUMNS))
+        await tx.execute(
+            update(items)
+            .where(stated(items, tx), items.c.id == item_id)
+            .values(**values)
+            .returning(*_COLUMNS)
+        )
     ).first()
     return _record(row) if row else None
 
@@ -796,7 +810,7 @@ _STILL_CONTESTING = text("SELECT mneia_open_disputes(CAST(:workspace AS uuid), C
 
 async def still_contesting(tx: Tx, item_id: uuid.UUID) -> bool:
     """Whether the item still contradicts something (an open dispute it raised), seen or not (R8)."""
-    found = await tx.execute(_STILL_CONTESTING, {"workspace": tx.workspace_id, "item": item_id})
+    found = await tx.execute(_STILL_CONTESTING, {"workspace": tx.workspace, "item": item_id})
     return bool(found.scalar())
 
 
@@ -806,7 +820,8 @@ async def lock(tx: Tx, item_id: uuid.UUID) -> ItemRecord | None:
     Concurrent supersessions of one item queue here; each sees the status the
     previous one committed (R7), and the unique successor index is the backstop.
     """
-    row = (await tx.execute(select(*_COLUMNS).where(items.c.id == item_id).with_for_update())).first()
+    locked = select(*_COLUMNS).where(stated(items, tx), items.c.id == item_id).with_for_update()
+    row = (await tx.execute(locked)).first()
     return _record(row) if row else None
 
 

@@ -23,7 +23,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import OWNER_ROLE
-from mneia.storage.database import Tx, from_row, transaction
+from mneia.storage.database import Tx, from_row, stated, transaction
 from mneia.storage.ids import new_id
 from mneia.storage.tables import legal_holds, retention_policies
 
@@ -65,7 +65,9 @@ _HOLD = tuple(legal_holds.c[f.name] for f in HoldRecord.__dataclass_fields__.val
 
 async def policies(tx: Tx, project_id: uuid.UUID | None) -> list[PolicyRecord]:
     """The policies in force: the workspace's defaults and, with a project, that project's."""
-    statement = select(*_POLICY).where(retention_policies.c.removed_at.is_(None))
+    statement = select(*_POLICY).where(
+        stated(retention_policies, tx), retention_policies.c.removed_at.is_(None)
+    )
     if project_id is not None:
         statement = statement.where(
             (retention_policies.c.project_id == project_id) | retention_policies.c.project_id.is_(None)
@@ -75,7 +77,8 @@ async def policies(tx: Tx, project_id: uuid.UUID | None) -> list[PolicyRecord]:
 
 
 async def policy(tx: Tx, policy_id: uuid.UUID) -> PolicyRecord | None:
-    row = (await tx.execute(select(*_POLICY).where(retention_policies.c.id == policy_id))).first()
+    found = select(*_POLICY).where(stated(retention_policies, tx), retention_policies.c.id == policy_id)
+    row = (await tx.execute(found)).first()
     return from_row(PolicyRecord, row) if row else None
 
 
@@ -106,7 +109,11 @@ async def remove_policy(tx: Tx, policy_id: uuid.UUID) -> PolicyRecord | None:
     row = (
         await tx.execute(
             update(retention_policies)
-            .where(retention_policies.c.id == policy_id, retention_policies.c.removed_at.is_(None))
+            .where(
+                stated(retention_policies, tx),
+                retention_policies.c.id == policy_id,
+                retention_policies.c.removed_at.is_(None),
+            )
             .values(removed_by=tx.actor_id, removed_at=func.now())
             .returning(*_POLICY)
         )
@@ -116,13 +123,17 @@ async def remove_policy(tx: Tx, policy_id: uuid.UUID) -> PolicyRecord | None:
 
 async def holds(tx: Tx, project_id: uuid.UUID) -> list[HoldRecord]:
     rows = await tx.execute(
-        select(*_HOLD).where(legal_holds.c.project_id == project_id).order_by(legal_holds.c.placed_at.desc())
+        select(*_HOLD)
+        .where(stated(legal_holds, tx), legal_holds.c.project_id == project_id)
+        .order_by(legal_holds.c.placed_at.desc())
     )
     return [from_row(HoldRecord, row) for row in rows]
 
 
 async def hold(tx: Tx, hold_id: uuid.UUID) -> HoldRecord | None:
-    row = (await tx.execute(select(*_HOLD).where(legal_holds.c.id == hold_id))).first()
+    row = (
+        await tx.execute(select(*_HOLD).where(stated(legal_holds, tx), legal_holds.c.id == hold_id))
+    ).first()
     return from_row(HoldRecord, row) if row else None
 
 
@@ -150,7 +161,7 @@ async def release_hold(tx: Tx, hold_id: uuid.UUID) -> HoldRecord | None:
     row = (
         await tx.execute(
             update(legal_holds)
-            .where(legal_holds.c.id == hold_id, legal_holds.c.released_at.is_(None))
+            .where(stated(legal_holds, tx), legal_holds.c.id == hold_id, legal_holds.c.released_at.is_(None))
             .values(released_by=tx.actor_id, released_at=func.now())
             .returning(*_HOLD)
         )
@@ -160,13 +171,13 @@ async def release_hold(tx: Tx, hold_id: uuid.UUID) -> HoldRecord | None:
 
 _HELD_ITEMS = text(
     "SELECT i.id, mneia_held(i.workspace_id, i.project_id, i.id) AS held FROM items i"
-    " WHERE i.id = ANY (CAST(:ids AS uuid[]))"
+    " WHERE i.workspace_id = CAST(:workspace AS uuid) AND i.id = ANY (CAST(:ids AS uuid[]))"
 )
 
 
 async def held_items(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, bool]:
     """Whether each visible item among ``ids`` is under a legal hold now (R17)."""
-    rows = await tx.execute(_HELD_ITEMS, {"ids": list(ids)})
+    rows = await tx.execute(_HELD_ITEMS, {"workspace": tx.workspace, "ids": list(ids)})
     return {row.id: row.held for row in rows}
 
 
@@ -181,15 +192,15 @@ _DUE_SQL = """
     CROSS JOIN LATERAL (
       -- An item with no history written (storage/sql/events.sql) has had its status since its assertion.
       SELECT coalesce(min(s.since), i.asserted_at) AS since FROM item_states s
-      WHERE s.workspace_id = i.workspace_id AND s.item_id = i.id AND s.status = i.status) entered
+      WHERE s.workspace_id = CAST(:workspace AS uuid) AND s.item_id = i.id AND s.status = i.status) entered
     CROSS JOIN LATERAL (
       SELECT rp.id, rp.after FROM retention_policies rp
-      WHERE rp.workspace_id = i.workspace_id AND rp.removed_at IS NULL
+      WHERE rp.workspace_id = CAST(:workspace AS uuid) AND rp.removed_at IS NULL
         AND (rp.project_id = i.project_id OR rp.project_id IS NULL)
         AND i.status = ANY (rp.statuses) AND (cardinality(rp.kinds) = 0 OR i.kind = ANY (rp.kinds))
       ORDER BY rp.project_id IS NULL, cardinality(rp.kinds) = 0, rp.created_at DESC, rp.id
       LIMIT 1) p
-    WHERE i.workspace_id = mneia_workspace() AND i.status IN ('SUPERSEDED', 'RETIRED')
+    WHERE i.workspace_id = CAST(:workspace AS uuid) AND i.status IN ('SUPERSEDED', 'RETIRED')
       AND i.redacted_at IS NULL AND (CAST(:project AS uuid) IS NULL OR i.project_id = CAST(:project AS uuid))
       AND entered.since + p.after <= CAST(:until AS timestamptz) {after}
     ORDER BY {order}
@@ -217,7 +228,7 @@ async def due(
     after: uuid.UUID | None = None,
 ) -> list[Due]:
     """Soonest due first; with ``after``, in key order after that item (a pass over all of them)."""
-    params = {"until": until, "project": project_id, "limit": limit}
+    params = {"workspace": tx.workspace, "until": until, "project": project_id, "limit": limit}
     statement = _DUE if after is None else _DUE_AFTER
     rows = await tx.execute(statement, params if after is None else {**params, "after": after})
     return [Due(row.id, row.project_id, row.policy_id, row.due_at, row.held) for row in rows]
@@ -258,6 +269,7 @@ _WORKSPACES = text(
     " WHERE removed_at IS NULL ORDER BY workspace_id, created_at"
 )
 _BIND = text("SELECT mneia_bind(CAST(:workspace AS uuid), CAST(:actor AS uuid))")
+_BOUND = text("SELECT mneia_workspace() AS workspace, mneia_actor() AS actor")
 
 
 async def sweep(
@@ -288,6 +300,8 @@ async def sweep(
             async with transaction(admin) as tx:
                 await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
                 await tx.execute(_BIND, {"workspace": str(workspace_id), "actor": str(actor_id)})
+                bound = (await tx.execute(_BOUND)).one()  # as the database bound it (storage.database.Tx)
+                tx.workspace_id, tx.actor_id = bound.workspace, bound.actor
                 found = await due(tx, now, limit=batch, after=cursor)
                 if not found:
                     break

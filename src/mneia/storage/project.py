@@ -12,7 +12,7 @@ from sqlalchemy import UUID, any_, bindparam, func, insert, select, true
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage import session
-from mneia.storage.database import Driven, Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.session import SessionRecord
 from mneia.storage.tables import project_members, projects
@@ -27,11 +27,14 @@ class ProjectRecord:
 
 _COLUMNS = (projects.c.id, projects.c.name, projects.c.team_id)
 
-_BY_IDS = Driven(select(*_COLUMNS).where(one_of(projects.c.id)))  # every project loader's
+_BY_IDS = Driven(select(*_COLUMNS).where(stated(projects), one_of(projects.c.id)))  # every project loader's
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProjectRecord]:
-    records = [from_row(ProjectRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    records = [
+        from_row(ProjectRecord, row)
+        for row in await tx.fetch(_BY_IDS, {"workspace": tx.workspace, "ids": list(ids)})
+    ]
     return {record.id: record for record in records}
 
 
@@ -40,7 +43,9 @@ async def get(tx: Tx, project_id: uuid.UUID) -> ProjectRecord | None:
 
 
 async def all_visible(tx: Tx) -> list[ProjectRecord]:
-    rows = await tx.execute(select(*_COLUMNS).order_by(projects.c.name, projects.c.id))
+    rows = await tx.execute(
+        select(*_COLUMNS).where(stated(projects, tx)).order_by(projects.c.name, projects.c.id)
+    )
     return [from_row(ProjectRecord, row) for row in rows]
 
 
@@ -92,7 +97,7 @@ async def access(tx: Tx, project_id: uuid.UUID, session_id: uuid.UUID | None = N
     this transaction, the session joined in when one is named. None when the
     actor cannot see the project.
     """
-    rows = await tx.fetch(_ACCESS, {"ids": [project_id], "session": session_id})
+    rows = await tx.fetch(_ACCESS, {"workspace": tx.workspace, "ids": [project_id], "session": session_id})
     return _access_of(rows[0]) if rows else None
 
 
@@ -108,7 +113,8 @@ async def access_all(
     named = session_ids[0] if len(session_ids) == 1 else None
     places: dict[uuid.UUID, Access] = {}
     sessions: dict[uuid.UUID, SessionRecord] = {}
-    for row in await tx.fetch(_ACCESS, {"ids": list(project_ids), "session": named}):
+    accessed = {"workspace": tx.workspace, "ids": list(project_ids), "session": named}
+    for row in await tx.fetch(_ACCESS, accessed):
         found = _access_of(row)
         places[found.project.id] = dataclasses.replace(found, session=None)
         if found.session is not None:
@@ -128,5 +134,5 @@ _NAMED_SESSION = session.by_id_query(bindparam("session", type_=UUID)).subquery(
 _ACCESS = Driven(
     select(*_COLUMNS, projects.c.id == any_(func.mneia_team_projects()), *_NAMED_SESSION.c)
     .select_from(projects.outerjoin(_NAMED_SESSION, true()))
-    .where(one_of(projects.c.id))
+    .where(stated(projects), one_of(projects.c.id))
 )

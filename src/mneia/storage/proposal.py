@@ -21,7 +21,7 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from mneia.storage.announced import Announcement
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.storage.tables import proposals
@@ -116,7 +116,7 @@ def decode_replacement(encoded: dict[str, Any]) -> NewItem:
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ProposalRecord]:
-    rows = await tx.execute(select(*_COLUMNS).where(proposals.c.id.in_(ids)))
+    rows = await tx.execute(select(*_COLUMNS).where(stated(proposals, tx), proposals.c.id.in_(ids)))
     return {row.id: from_row(ProposalRecord, row) for row in rows}
 
 
@@ -132,17 +132,14 @@ ANNOUNCED = Announcement(
 
 async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
     """The announced proposals numbered above ``seq`` that the caller can see, in number order (catch-up)."""
-    query = (
-        select(*_COLUMNS)
-        .where(proposals.c.workspace_id == tx.workspace_id, proposals.c.seq > seq)
-        .order_by(proposals.c.seq)
-    )
+    query = select(*_COLUMNS).where(stated(proposals, tx), proposals.c.seq > seq).order_by(proposals.c.seq)
     return [from_row(ProposalRecord, row) for row in await tx.execute(query)]
 
 
 async def lock(tx: Tx, proposal_id: uuid.UUID) -> ProposalRecord | None:
     """A visible proposal, row-locked so that two deciders cannot both decide it."""
-    row = (await tx.execute(select(*_COLUMNS).where(proposals.c.id == proposal_id).with_for_update())).first()
+    locked = select(*_COLUMNS).where(stated(proposals, tx), proposals.c.id == proposal_id).with_for_update()
+    row = (await tx.execute(locked)).first()
     return from_row(ProposalRecord, row) if row else None
 
 
@@ -152,7 +149,11 @@ async def decide(
     row = (
         await tx.execute(
             update(proposals)
-            .where(proposals.c.id == proposal_id, proposals.c.status == ProposalStatus.PENDING)
+            .where(
+                stated(proposals, tx),
+                proposals.c.id == proposal_id,
+                proposals.c.status == ProposalStatus.PENDING,
+            )
             .values(
                 status=ProposalStatus.ACCEPTED if accepted else ProposalStatus.REJECTED,
                 decided_by=tx.actor_id,
@@ -170,7 +171,7 @@ async def of_project(
     tx: Tx, project_id: uuid.UUID, status: ProposalStatus | None, limit: int | None = None
 ) -> list[ProposalRecord]:
     """A project's visible proposals, newest first (the newest ``limit``, when given)."""
-    query = select(*_COLUMNS).where(proposals.c.project_id == project_id)
+    query = select(*_COLUMNS).where(stated(proposals, tx), proposals.c.project_id == project_id)
     if status is not None:
         query = query.where(proposals.c.status == status)
     rows = await tx.execute(
@@ -183,9 +184,9 @@ async def about(tx: Tx, item_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[P
     """The visible proposals about each item (their target), newest first."""
     rows = await tx.execute(
         select(*_COLUMNS)
-        .where(one_of(proposals.c.target_id))
+        .where(stated(proposals), one_of(proposals.c.target_id))
         .order_by(proposals.c.proposed_at.desc(), proposals.c.id.desc()),
-        {"ids": list(item_ids)},
+        {"workspace": tx.workspace, "ids": list(item_ids)},
     )
     found: dict[uuid.UUID, list[ProposalRecord]] = {item_id: [] for item_id in item_ids}
     for row in rows:
@@ -236,6 +237,7 @@ async def pending_load_bearing(tx: Tx, target_id: uuid.UUID) -> ProposalRecord |
     row = (
         await tx.execute(
             select(*_COLUMNS).where(
+                stated(proposals, tx),
                 proposals.c.target_id == target_id,
                 proposals.c.kind == ProposalKind.LOAD_BEARING,
                 proposals.c.status == ProposalStatus.PENDING,
@@ -265,6 +267,7 @@ async def settle_load_bearing(tx: Tx, target_id: uuid.UUID, *, accepted: bool) -
     await tx.execute(
         update(proposals)
         .where(
+            stated(proposals, tx),
             proposals.c.target_id == target_id,
             proposals.c.kind == ProposalKind.LOAD_BEARING,
             proposals.c.status == ProposalStatus.PENDING,

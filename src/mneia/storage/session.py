@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, func, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Driven, Tx, from_row, one_of
+from mneia.storage.database import Driven, Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import clients, sessions
 
@@ -84,16 +84,21 @@ _FROM = sessions.outerjoin(
     (clients.c.workspace_id == sessions.c.workspace_id) & (clients.c.id == sessions.c.client_id),
 )
 
-_BY_IDS = Driven(select(*_COLUMNS).select_from(_FROM).where(one_of(sessions.c.id)))  # every session loader's
+# every session loader's
+_BY_IDS = Driven(select(*_COLUMNS).select_from(_FROM).where(stated(sessions), one_of(sessions.c.id)))
 
 
 def by_id_query(session_id: ColumnElement[uuid.UUID]) -> Select[Any]:
-    """The session whose id is ``session_id`` (a bound parameter), with its client, for others to join."""
-    return select(*_COLUMNS).select_from(_FROM).where(sessions.c.id == session_id)
+    """The session whose id is ``session_id`` (a bound parameter), with its client, for others to join;
+    its workspace is the parameter ``workspace``."""
+    return select(*_COLUMNS).select_from(_FROM).where(stated(sessions), sessions.c.id == session_id)
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SessionRecord]:
-    records = [from_row(SessionRecord, row) for row in await tx.fetch(_BY_IDS, {"ids": list(ids)})]
+    records = [
+        from_row(SessionRecord, row)
+        for row in await tx.fetch(_BY_IDS, {"workspace": tx.workspace, "ids": list(ids)})
+    ]
     return {record.id: record for record in records}
 
 
@@ -112,7 +117,9 @@ async def _client_id(tx: Tx, tool: str | None, version: str | None) -> uuid.UUID
     )
     found = await tx.execute(
         select(clients.c.id).where(
-            clients.c.tool.is_not_distinct_from(tool), clients.c.version.is_not_distinct_from(version)
+            stated(clients, tx),
+            clients.c.tool.is_not_distinct_from(tool),
+            clients.c.version.is_not_distinct_from(version),
         )
     )
     client_id: uuid.UUID = found.scalar_one()
@@ -157,7 +164,7 @@ async def end(tx: Tx, session_id: uuid.UUID) -> bool:
     """End a session; False when the caller may not end it. Ending twice keeps the first end."""
     result = await tx.execute(
         update(sessions)
-        .where(sessions.c.id == session_id)
+        .where(stated(sessions, tx), sessions.c.id == session_id)
         .values(ended_at=func.coalesce(sessions.c.ended_at, func.now()))
     )
     return result.rowcount == 1
@@ -170,7 +177,7 @@ async def lock(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:
     queue here, and each then sees what the one before it committed.
     """
     statement = by_id_query(bindparam("session")).with_for_update(of=sessions)
-    row = (await tx.execute(statement, {"session": session_id})).first()
+    row = (await tx.execute(statement, {"workspace": tx.workspace, "session": session_id})).first()
     return from_row(SessionRecord, row) if row else None
 
 
@@ -178,7 +185,7 @@ async def transcript_grew(tx: Tx, session_id: uuid.UUID, ended_at: datetime) -> 
     """A re-imported transcript that grew: its session's last time moves on (never back)."""
     await tx.execute(
         update(sessions)
-        .where(sessions.c.id == session_id)
+        .where(stated(sessions, tx), sessions.c.id == session_id)
         .values(transcript_ended_at=func.greatest(sessions.c.transcript_ended_at, ended_at))
     )
 
@@ -198,7 +205,9 @@ async def page(
 ) -> tuple[list[SessionRecord], bool]:
     """A project's sessions, newest first (index sessions_project), or those with a client's own id;
     one more than ``first`` is read to tell whether another page follows."""
-    statement = select(*_COLUMNS).select_from(_FROM).where(sessions.c.project_id == project_id)
+    statement = (
+        select(*_COLUMNS).select_from(_FROM).where(stated(sessions, tx), sessions.c.project_id == project_id)
+    )
     if external_id is not None:
         statement = statement.where(sessions.c.external_id == external_id)
     if tool is not None:
@@ -207,7 +216,7 @@ async def page(
         statement = statement.where(sessions.c.actor_id == actor_id)
     if after is not None:
         cursor = sessions.alias("cursor")
-        began = select(cursor.c.started_at).where(cursor.c.id == after).scalar_subquery()
+        began = select(cursor.c.started_at).where(stated(cursor, tx), cursor.c.id == after).scalar_subquery()
         statement = statement.where(
             tuple_(sessions.c.started_at, sessions.c.id) < tuple_(began, literal(after))
         )

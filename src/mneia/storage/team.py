@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from mneia.storage.database import Tx, from_row, one_of
+from mneia.storage.database import Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import team_members, teams
 
@@ -23,11 +23,11 @@ class TeamRecord:
 
 _COLUMNS = (teams.c.id, teams.c.name, teams.c.function)
 
-_BY_IDS = select(*_COLUMNS).where(one_of(teams.c.id))
+_BY_IDS = select(*_COLUMNS).where(stated(teams), one_of(teams.c.id))
 
 
 async def by_ids(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TeamRecord]:
-    rows = await tx.execute(_BY_IDS, {"ids": list(ids)})
+    rows = await tx.execute(_BY_IDS, {"workspace": tx.workspace, "ids": list(ids)})
     return {row.id: from_row(TeamRecord, row) for row in rows}
 
 

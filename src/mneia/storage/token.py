@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, insert, select, text, update
 
 from mneia.storage.actor import ActorRecord
-from mneia.storage.database import Driven, Tx, from_row
+from mneia.storage.database import Driven, Tx, from_row, stated
 from mneia.storage.ids import new_id
 from mneia.storage.tables import api_tokens
 from mneia.vocabulary import ActorKind
@@ -149,7 +149,11 @@ async def create(
 
 async def visible(tx: Tx, actor_ids: Sequence[uuid.UUID] | None = None) -> list[TokenRecord]:
     """The tokens the caller may see (its own; a human also those of actors it created), newest first."""
-    query = select(*_COLUMNS).order_by(api_tokens.c.created_at.desc(), api_tokens.c.id.desc())
+    query = (
+        select(*_COLUMNS)
+        .where(stated(api_tokens, tx))
+        .order_by(api_tokens.c.created_at.desc(), api_tokens.c.id.desc())
+    )
     if actor_ids is not None:
         query = query.where(api_tokens.c.actor_id.in_(actor_ids))
     return [from_row(TokenRecord, row) for row in await tx.execute(query)]
@@ -159,16 +163,16 @@ async def presented(tx: Tx, token: str) -> TokenRecord | None:
     """The token the transaction was authenticated with (its actor may see it)."""
     row = (
         await tx.execute(
-            select(*_COLUMNS).where(
-                api_tokens.c.workspace_id == tx.workspace_id, api_tokens.c.token_hash == digest(token)
-            )
+            select(*_COLUMNS).where(stated(api_tokens, tx), api_tokens.c.token_hash == digest(token))
         )
     ).first()
     return from_row(TokenRecord, row) if row else None
 
 
 async def get(tx: Tx, token_id: uuid.UUID) -> TokenRecord | None:
-    row = (await tx.execute(select(*_COLUMNS).where(api_tokens.c.id == token_id))).first()
+    row = (
+        await tx.execute(select(*_COLUMNS).where(stated(api_tokens, tx), api_tokens.c.id == token_id))
+    ).first()
     return from_row(TokenRecord, row) if row else None
 
 
@@ -180,7 +184,7 @@ async def revoke(tx: Tx, token_id: uuid.UUID) -> TokenRecord | None:
     row = (
         await tx.execute(
             update(api_tokens)
-            .where(api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None))
+            .where(stated(api_tokens, tx), api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None))
             .values(revoked_at=func.now(), revoked_by=tx.actor_id)
             .returning(*_COLUMNS)
         )
