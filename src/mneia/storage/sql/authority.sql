@@ -158,6 +158,10 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
     accepted public.proposals;
     replaced public.items;
     session public.sessions;
+    -- NEW as an item, for the functions that take one: on Citus a trigger's row is of its
+    -- shard's type (items_102008), which no function of public.items accepts.
+    written public.items;
+    matched boolean;
   BEGIN
     IF public.mneia_trusted_session() THEN
       RETURN NEW;
@@ -171,12 +175,19 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
         -- The one exception: a human accepting an agent's proposal writes the
         -- agent's replacement, as proposed and when proposed. The agent may have
         -- proposed several replacements of one item: the row must be one of them.
-        SELECT p.* INTO accepted FROM public.proposals p
-          WHERE p.workspace_id = NEW.workspace_id AND p.kind = 'SUPERSESSION' AND p.status = 'PENDING'
-            AND p.target_id = NEW.supersedes_id AND p.proposed_by = NEW.asserted_by
-            AND p.proposed_at = NEW.asserted_at AND public.mneia_replacement_matches(p, NEW)
-          LIMIT 1;
-        IF NOT FOUND OR NOT public.mneia_actor_is_human() OR NEW.confirmed_by IS DISTINCT FROM me THEN
+        -- Each candidate is judged once read into a variable: on Citus a query's rows are of
+        -- its shards' types, which mneia_replacement_matches does not accept.
+        written := NEW;
+        matched := false;
+        FOR accepted IN SELECT p.* FROM public.proposals p
+            WHERE p.workspace_id = NEW.workspace_id AND p.kind = 'SUPERSESSION' AND p.status = 'PENDING'
+              AND p.target_id = NEW.supersedes_id AND p.proposed_by = NEW.asserted_by
+              AND p.proposed_at = NEW.asserted_at
+        LOOP
+          matched := public.mneia_replacement_matches(accepted, written);
+          EXIT WHEN matched;
+        END LOOP;
+        IF NOT matched OR NOT public.mneia_actor_is_human() OR NEW.confirmed_by IS DISTINCT FROM me THEN
           PERFORM public.mneia_refuse('an item is asserted by the actor making the request, unless '
                                       'a human accepts exactly what another actor proposed');
         END IF;
@@ -212,7 +223,8 @@ CREATE FUNCTION public.mneia_items_guard() RETURNS trigger
         IF replaced.status <> 'ACTIVE' THEN
           PERFORM public.mneia_disallow('only an ACTIVE item is replaced', 'items_replaces_active');
         END IF;
-        IF replaced.project_id <> NEW.project_id OR NOT public.mneia_keeps_audience(replaced, NEW) THEN
+        written := NEW;
+        IF replaced.project_id <> NEW.project_id OR NOT public.mneia_keeps_audience(replaced, written) THEN
           PERFORM public.mneia_disallow('a replacement stays in its project, visible to everyone who saw '
                                         'what it replaces', 'items_replacement_keeps_audience');
         END IF;

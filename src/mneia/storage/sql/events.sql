@@ -125,10 +125,14 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
   DECLARE
     trusted boolean := public.mneia_trusted_session();
     who uuid := public.mneia_actor();
+    inserted public.items[];
   BEGIN
+    -- The transition table read alone, into an array: on Citus a statement that also writes
+    -- a distributed table is planned by Citus, which cannot see a transition table.
+    SELECT array_agg(n) INTO inserted FROM asserted n;
     WITH logged AS (
       SELECT a.*, t.instant, a.confirmed_by IS NOT NULL AS confirmed
-      FROM asserted a
+      FROM unnest(inserted) a
       CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
       -- Not implied: recorded later than said, or a time of it later than its record, or a
       -- confirmation or setting without its time (storage/event.py and storage/item.py read
@@ -201,6 +205,10 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
     who uuid := coalesce(public.mneia_actor(), NEW.asserted_by);
     confirmed boolean := NEW.confirmed_by IS NOT NULL;
     instant timestamptz;
+    -- NEW and OLD as items, for the functions that take one: on Citus a trigger's rows are
+    -- of its shard's type (items_102008), which no function of public.items accepts.
+    changed public.items;
+    was public.items;
   BEGIN
     IF (NEW.redacted_at IS NULL OR OLD.redacted_at IS NOT NULL)
        AND (NEW.status, NEW.status_reason, NEW.load_bearing, NEW.load_bearing_suggested, NEW.confirmed_by,
@@ -209,51 +217,53 @@ CREATE FUNCTION public.mneia_items_log() RETURNS trigger
                                  OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
       RETURN NEW;
     END IF;
-    instant := greatest(now(), public.mneia_item_history(OLD));
+    changed := NEW;
+    was := OLD;
+    instant := greatest(now(), public.mneia_item_history(was));
     -- R16/R18: a redaction (privacy.sql) is one event, its reason the policy's word, no text; the
     -- reasons it blanks are no note. Its states and earlier events lose their text there too.
     IF NEW.redacted_at IS NOT NULL AND OLD.redacted_at IS NULL THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'REDACTED', OLD.status, NEW.load_bearing,
+      PERFORM public.mneia_item_event(changed, who, instant, 'REDACTED', OLD.status, NEW.load_bearing,
                                       confirmed, NEW.redaction_reason, '{}');
       RETURN NEW;
     END IF;
     IF NEW.status IS DISTINCT FROM OLD.status THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'STATUS_CHANGED', OLD.status, NEW.load_bearing,
+      PERFORM public.mneia_item_event(changed, who, instant, 'STATUS_CHANGED', OLD.status, NEW.load_bearing,
                                       confirmed, NEW.status_reason, '{}');
     END IF;
     IF NEW.status_reason IS DISTINCT FROM OLD.status_reason
        AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'NOTED', OLD.status, NEW.load_bearing, confirmed,
+      PERFORM public.mneia_item_event(changed, who, instant, 'NOTED', OLD.status, NEW.load_bearing, confirmed,
                                       NEW.status_reason, '{}');
     END IF;
     IF NEW.confirmed_by IS DISTINCT FROM OLD.confirmed_by THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'CONFIRMED', OLD.status, NEW.load_bearing,
+      PERFORM public.mneia_item_event(changed, who, instant, 'CONFIRMED', OLD.status, NEW.load_bearing,
                                       confirmed, NULL, '{}');
     END IF;
     IF NEW.load_bearing IS DISTINCT FROM OLD.load_bearing THEN
-      PERFORM public.mneia_item_event(NEW, who, instant,
+      PERFORM public.mneia_item_event(changed, who, instant,
         CASE WHEN NEW.load_bearing THEN 'LOAD_BEARING_SET' ELSE 'LOAD_BEARING_CLEARED' END,
         OLD.status, NEW.load_bearing, confirmed, NULL, '{}');
     END IF;
     IF NEW.load_bearing_suggested AND NOT OLD.load_bearing_suggested THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'LOAD_BEARING_SUGGESTED', OLD.status,
+      PERFORM public.mneia_item_event(changed, who, instant, 'LOAD_BEARING_SUGGESTED', OLD.status,
                                       NEW.load_bearing, confirmed, NULL, '{}');
     END IF;
     -- A suggestion settled without making the item load-bearing: a human declined it.
     IF OLD.load_bearing_suggested AND NOT NEW.load_bearing_suggested
        AND NEW.load_bearing IS NOT DISTINCT FROM OLD.load_bearing THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'LOAD_BEARING_DECLINED', OLD.status,
+      PERFORM public.mneia_item_event(changed, who, instant, 'LOAD_BEARING_DECLINED', OLD.status,
                                       NEW.load_bearing, confirmed, NULL, '{}');
     END IF;
     IF NEW.last_verified_at IS DISTINCT FROM OLD.last_verified_at THEN
-      PERFORM public.mneia_item_event(NEW, who, instant, 'VERIFIED', OLD.status, NEW.load_bearing,
+      PERFORM public.mneia_item_event(changed, who, instant, 'VERIFIED', OLD.status, NEW.load_bearing,
                                       confirmed, NULL, '{}');
     END IF;
     IF (NEW.status, NEW.status_reason, NEW.load_bearing, NEW.load_bearing_suggested, NEW.confirmed_by,
         NEW.confirmed_at, NEW.last_verified_at)
        IS DISTINCT FROM (OLD.status, OLD.status_reason, OLD.load_bearing, OLD.load_bearing_suggested,
                          OLD.confirmed_by, OLD.confirmed_at, OLD.last_verified_at) THEN
-      PERFORM public.mneia_item_state(NEW, instant, false);
+      PERFORM public.mneia_item_state(changed, instant, false);
     END IF;
     RETURN NEW;
   END

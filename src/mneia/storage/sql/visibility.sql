@@ -60,18 +60,20 @@ CREATE POLICY identity_bootstrap ON identities FOR INSERT TO mneia_owner WITH CH
 -- member's team or project, the actor and project of a handoff's session. A policy
 -- then reads its own row only, as it must on a cluster distributed by workspace
 -- (docs/scale-out.md). None of these ever changes.
+-- Each trigger names its table (TG_ARGV[0]): on Citus a trigger fires on a shard,
+-- whose name (TG_TABLE_NAME) is the table's with the shard's number after it.
 CREATE FUNCTION public.mneia_copy_creator() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   BEGIN
-    IF TG_TABLE_NAME = 'api_tokens' THEN
+    IF TG_ARGV[0] = 'api_tokens' THEN
       NEW.actor_created_by := (SELECT a.created_by FROM public.actors a
                                WHERE a.workspace_id = NEW.workspace_id AND a.id = NEW.actor_id);
-    ELSIF TG_TABLE_NAME = 'team_members' THEN
+    ELSIF TG_ARGV[0] = 'team_members' THEN
       NEW.team_created_by := (SELECT t.created_by FROM public.teams t
                               WHERE t.workspace_id = NEW.workspace_id AND t.id = NEW.team_id);
-    ELSIF TG_TABLE_NAME = 'handoffs' THEN
+    ELSIF TG_ARGV[0] = 'handoffs' THEN
       SELECT s.actor_id, s.project_id INTO NEW.session_actor_id, NEW.session_project_id
         FROM public.sessions s WHERE s.workspace_id = NEW.workspace_id AND s.id = NEW.session_id;
     ELSE
@@ -83,13 +85,13 @@ CREATE FUNCTION public.mneia_copy_creator() RETURNS trigger
   $$;
 
 CREATE TRIGGER api_tokens_creator BEFORE INSERT ON api_tokens
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator('api_tokens');
 CREATE TRIGGER team_members_creator BEFORE INSERT ON team_members
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator('team_members');
 CREATE TRIGGER project_members_creator BEFORE INSERT ON project_members
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator('project_members');
 CREATE TRIGGER handoffs_creator BEFORE INSERT ON handoffs
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_creator('handoffs');
 
 -- Actors and their tokens -----------------------------------------------------
 
@@ -208,7 +210,8 @@ CREATE POLICY item_guard_read ON items FOR SELECT TO mneia_owner
 -- restated over the copies (keep them alike, as counts.sql does), so that these
 -- policies read their own row only (docs/scale-out.md). Never the caller's word; an
 -- item's audience is fixed for the server's role (no UPDATE of those columns), and
--- should the owner change one, items_audience_follows rewrites the copies.
+-- should the owner change one, items_audience_follows rewrites the copies. Each trigger
+-- names its table (TG_ARGV[0]), as for mneia_copy_creator.
 CREATE FUNCTION public.mneia_copy_audience() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
@@ -217,7 +220,7 @@ CREATE FUNCTION public.mneia_copy_audience() RETURNS trigger
     seen public.items;
     other public.items;
   BEGIN
-    IF TG_TABLE_NAME = 'proposals' THEN
+    IF TG_ARGV[0] = 'proposals' THEN
       SELECT i.* INTO seen FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.target_id;
     ELSE
       SELECT i.* INTO seen FROM public.items i WHERE i.workspace_id = NEW.workspace_id AND i.id = NEW.item_id;
@@ -225,12 +228,12 @@ CREATE FUNCTION public.mneia_copy_audience() RETURNS trigger
     IF NOT FOUND THEN  -- another workspace's, or none: the policies refuse the row, or its key does
       RETURN NEW;
     END IF;
-    IF TG_TABLE_NAME IN ('item_events', 'item_states') THEN
+    IF TG_ARGV[0] IN ('item_events', 'item_states') THEN
       NEW.item_project_id := seen.project_id;
       NEW.item_scope := seen.scope;
       NEW.item_asserted_by := seen.asserted_by;
       NEW.item_grants := CASE WHEN seen.scope = 'GRANTS' THEN seen.grant_actor_ids END;
-    ELSIF TG_TABLE_NAME = 'proposals' THEN
+    ELSIF TG_ARGV[0] = 'proposals' THEN
       NEW.target_scope := seen.scope;
       NEW.target_asserted_by := seen.asserted_by;
       NEW.target_grants := CASE WHEN seen.scope = 'GRANTS' THEN seen.grant_actor_ids END;
@@ -252,13 +255,13 @@ CREATE FUNCTION public.mneia_copy_audience() RETURNS trigger
   $$;
 
 CREATE TRIGGER item_events_audience BEFORE INSERT ON item_events
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience('item_events');
 CREATE TRIGGER item_states_audience BEFORE INSERT ON item_states
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience('item_states');
 CREATE TRIGGER proposals_audience BEFORE INSERT ON proposals
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience('proposals');
 CREATE TRIGGER disputes_audience BEFORE INSERT ON disputes
-  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience();
+  FOR EACH ROW EXECUTE FUNCTION public.mneia_copy_audience('disputes');
 
 -- Should an item's audience change (an administrator's hand: the server's role may not),
 -- its copies follow in the same statement. As the invoker: an administrator's session is
