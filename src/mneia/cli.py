@@ -162,8 +162,10 @@ def reachable(url: str, *, who: str = "") -> None:
 
 
 def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quiet) -> None:
-    """Check the connection, apply every migration, set mneia_app's password if given."""
+    """Check the connection, apply every migration (on Citus: build the declared schema), set
+    mneia_app's password if given."""
     from mneia.storage import migration
+    from mneia.storage.citus import CitusError
 
     reachable(db.admin_url)
     applied: list[str] = []
@@ -174,8 +176,11 @@ def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quie
         applied.append(revision)
         told(f"applied migration {revision}")
 
+    def warned(warning: str) -> None:
+        print(f"mneia: warning: {warning}", file=sys.stderr, flush=True)
+
     try:
-        migration.upgrade(db.admin_url, on_step=step)
+        migration.upgrade(db.admin_url, on_step=step, on_note=told, on_warning=warned)
         told(
             f"{len(applied)} migration{'' if len(applied) == 1 else 's'} applied"
             if applied
@@ -183,7 +188,7 @@ def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quie
         )
         if settings.app_password:
             asyncio.run(migration.set_password(db.admin_url, APP_ROLE, settings.app_password))
-    except (OSError, SQLAlchemyError, CommandError) as exc:
+    except (OSError, SQLAlchemyError, CommandError, CitusError) as exc:
         raise CliError(f"migrating {db.description} failed: {reason(exc)}") from None
 
 
@@ -397,13 +402,15 @@ async def _as_admin(admin_url: str, act: Callable[[AsyncEngine], Awaitable[T]]) 
 
 def _admin_act(args: argparse.Namespace, what: str, act: Callable[[AsyncEngine], Awaitable[T]]) -> T:
     """Run an administrator's act on a migrated database; a failure is one line."""
+    from mneia.storage.citus import CitusError
+
     settings = _settings(args)
     with database(settings) as db:
         reachable(db.admin_url)
         require_migrated(db)
         try:
             return asyncio.run(_as_admin(db.admin_url, act))
-        except (OSError, SQLAlchemyError) as exc:
+        except (OSError, SQLAlchemyError, CitusError) as exc:
             raise CliError(f"{what} failed: {reason(exc)}") from None
 
 

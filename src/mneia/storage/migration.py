@@ -1,17 +1,25 @@
-"""Apply the alembic migrations programmatically (``mneia migrate``, ``mneia serve``, tests)."""
+"""Apply the alembic migrations programmatically (``mneia migrate``, ``mneia serve``, tests).
+
+On a Citus coordinator the migrations are not replayed: a Citus database is always new, so
+its schema is built from storage/sql with the Citus steps (``storage.citus``) and stamped at
+the head revision. A Citus database at an older revision is refused, never migrated.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.util import CommandError
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import mneia
+from mneia.storage import citus
 from mneia.storage.database import lone_engine
 
 
@@ -30,13 +38,54 @@ def config(admin_url: str) -> Config:
     return cfg
 
 
-def upgrade(admin_url: str, revision: str = "head", on_step: Callable[[str], None] | None = None) -> None:
+def upgrade(
+    admin_url: str,
+    revision: str = "head",
+    on_step: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> None:
     """Apply the migrations up to ``revision``; ``on_step`` hears each revision's id once it is applied
-    (they commit together, at the end)."""
+    (they commit together, at the end). On Citus, build the declared schema instead (``on_note``
+    hears its steps, ``on_warning`` what it leaves out)."""
+    if asyncio.run(citus.detected(admin_url)):
+        _build_on_citus(admin_url, revision, on_note or _unheard, on_warning or _unheard)
+        return
     cfg = config(admin_url)
     if on_step is not None:
         cfg.attributes["on_step"] = on_step
     command.upgrade(cfg, revision)
+
+
+def _unheard(_: str) -> None:
+    pass
+
+
+def _build_on_citus(
+    admin_url: str, revision: str, on_note: Callable[[str], None], on_warning: Callable[[str], None]
+) -> None:
+    head = heads()
+    at = asyncio.run(_revisions_at(admin_url))
+    if at == head:
+        return
+    if at is not None or revision != "head":
+        raise CommandError(
+            f"a Citus database is built new at the latest revision, never migrated"
+            f" (at {', '.join(sorted(at or [])) or 'nothing'}, asked for {revision})"
+        )
+    on_note("a Citus coordinator: the declared schema is built new, distributed by workspace")
+    asyncio.run(citus.build(admin_url, on_note, on_warning))
+    command.stamp(config(admin_url), "head")
+    on_note(f"stamped at {', '.join(sorted(head))}")
+
+
+async def _revisions_at(admin_url: str) -> set[str] | None:
+    engine = lone_engine(admin_url)
+    try:
+        async with engine.connect() as connection:
+            return await current(connection)
+    finally:
+        await engine.dispose()
 
 
 def downgrade(admin_url: str, revision: str = "base") -> None:
