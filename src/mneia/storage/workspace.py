@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage import token
-from mneia.storage.database import Tx, from_row, transaction
+from mneia.storage import citus, token
+from mneia.storage.database import Tx, from_row, lone_engine, transaction
 from mneia.storage.ids import new_id
 from mneia.storage.tables import workspaces
 
@@ -45,22 +45,29 @@ async def bootstrap(admin_engine: AsyncEngine, workspace_name: str, human_name: 
     ``mneia_bootstrap`` (storage/sql/context.sql) does it inside the database,
     as the owner role and bound by the same row-level security as everyone;
     only an administrator's connection may call it. The token's secret never
-    reaches the database, only its digest.
+    reaches the database, only its digest. On Citus it runs on the node that
+    will hold the workspace, as the administrator there.
     """
     workspace_id = new_id()  # here, not in the database: the token names it
     secret = token.mint(workspace_id)
-    async with transaction(admin_engine) as tx:
-        made = (
-            await tx.execute(
-                _BOOTSTRAP,
-                {
-                    "id": str(workspace_id),
-                    "workspace": workspace_name,
-                    "human": human_name,
-                    "digest": token.digest(secret),
-                },
-            )
-        ).one()
+    home = await citus.home(admin_engine, workspace_id)  # on Citus, the node that will hold it
+    engine = admin_engine if home is None else lone_engine(home)
+    try:
+        async with transaction(engine) as tx:
+            made = (
+                await tx.execute(
+                    _BOOTSTRAP,
+                    {
+                        "id": str(workspace_id),
+                        "workspace": workspace_name,
+                        "human": human_name,
+                        "digest": token.digest(secret),
+                    },
+                )
+            ).one()
+    finally:
+        if engine is not admin_engine:
+            await engine.dispose()
     return Bootstrap(made.workspace_id, made.actor_id, secret)
 
 
@@ -74,3 +81,4 @@ async def rotate_seal_key(admin_engine: AsyncEngine) -> None:
     """
     async with transaction(admin_engine) as tx:
         await tx.execute(_ROTATE)
+        await citus.spread_seal_key(tx)  # on Citus, to every node
