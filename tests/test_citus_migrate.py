@@ -13,7 +13,7 @@ state directory of this module's own, brought down afterwards):
   (coordinator and workers) have none; a left-out policy is nowhere.
 - The proof: a human bootstrapped through the coordinator's administrator, connected as
   ``mneia_app`` straight to the worker holding its workspace, authenticates with its token,
-  creates a project, asserts an item, changes it and reads it back, in raw SQL; another
+  creates a project, asserts an item, changes it and reads it back with its events, in raw SQL; another
   workspace's human, on the same node or the other one, sees none of it; through the coordinator,
   or on the other worker, the token binds nobody. A rotated key reaches every node and the human
   still works.
@@ -381,8 +381,12 @@ async def test_r1_a_human_on_its_workspaces_worker_writes_and_reads_back_its_own
         assert dict(item) == {"statement": "Invoices are immutable", "confirmed_by": humans.first.actor_id}
         assert dict(await app.fetchrow(SEEN)) == {"items": 1, "projects": 1, "actors": 1, "workspaces": 1}
         assert await app.fetchval(by_literal(humans.first.workspace_id)) == 1
-        # The counters the item's triggers keep, read through their own policy.
+        # The counters and events the item's triggers keep, read through their own policies.
         assert await app.fetchval("SELECT sum(n) FROM item_counts") == 1
+        shown = await app.fetch(
+            "SELECT event FROM item_events WHERE workspace_id = $1", humans.first.workspace_id
+        )
+        assert {row["event"] for row in shown} == {"ASSERTED", "CONFIRMED", "VERIFIED"}
     async with on_node(migrated.cluster, migrated.cluster.coordinator) as admin:  # what the triggers logged
         events = await admin.fetch(
             "SELECT event FROM item_events WHERE workspace_id = $1 AND item_id = $2 ORDER BY at, seq",
@@ -421,6 +425,7 @@ async def test_r1_another_workspaces_human_sees_none_of_it(
             written.item_id,
         )
         assert named == 0
+        assert await app.fetchval("SELECT count(*) FROM item_events") == 0
         assert await app.fetchval(by_literal(humans.first.workspace_id)) == 0
         with pytest.raises(asyncpg.InsufficientPrivilegeError):  # nor writes into it
             await app.execute(
