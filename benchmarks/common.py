@@ -19,6 +19,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -48,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from mneia.config import OWNER_ROLE, app_url, async_url
 from mneia.storage import migration
-from mneia.storage.database import PLAN_CACHE_MODE, Tx, transaction
+from mneia.storage.database import PLAN_CACHE_MODE, Driven, Tx, transaction
 
 # ---------------------------------------------------------------------------
 # Where the database comes from
@@ -427,6 +428,7 @@ class ExplainingTx(Tx):
     def __init__(self, connection: AsyncConnection, driver: asyncpg.Connection) -> None:
         super().__init__(connection, driver)
         self.connection = connection
+        self.driver = driver
         self.plans: list[dict[str, Any]] = []
 
     async def execute(
@@ -448,6 +450,18 @@ class ExplainingTx(Tx):
             plan = explained.scalar_one()
             self.plans.append(plan[0] if isinstance(plan, list) else json.loads(plan)[0])
         return await super().execute(statement, params)
+
+    async def fetch(self, statement: Driven, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The same for a statement the driver sends (``Driven``: a page's listing and count),
+        but authentication and settings, which read no table of the page."""
+        sql = statement.sql.lstrip()
+        reads = sql.upper().startswith(("SELECT", "WITH")) and re.search(r"\bFROM\b", sql, re.I) is not None
+        if reads and "mneia_authenticate" not in sql:
+            plan = await self.driver.fetchval(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, *statement.arguments(params)
+            )
+            self.plans.append(plan[0] if isinstance(plan, list) else json.loads(plan)[0])
+        return await super().fetch(statement, params)
 
 
 def plan_lines(plan: dict[str, Any]) -> list[str]:
