@@ -25,10 +25,8 @@ cached afterwards under ``~/.cache/mneia/citus``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -39,15 +37,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests.citus import ASKED, BUILD_TIMEOUT
+from tests.citus import output as citus
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "citus.sh"
-BUILD_TIMEOUT = 1800  # a cold `up` builds Citus first: under a minute idle, ~10 minutes when busy
-TIMEOUT = 300
-SKIP = (
-    "set MNEIA_CITUS=1 to run the Citus tests "
-    "(scripts/citus.sh builds Citus: needs gcc, make, liblz4-dev, libzstd-dev)"
-)
+pytestmark = [pytest.mark.slow, ASKED]
 
 DATABASE_URL = re.compile(r"DATABASE_URL=postgresql://postgres@127\.0\.0\.1:(\d+)/(\w+)")
 STATUS_LINE = re.compile(r"(coordinator|worker\d+) 127\.0\.0\.1:(\d+) answers")
@@ -178,14 +171,6 @@ OTHER_ROWS = "new row violates row-level security policy"
 BY_LITERAL = "SELECT array_agg(id ORDER BY id) FROM marked WHERE w = '00000000-0000-0000-0000-000000000001'"
 
 
-def citus(*args: str, state: Path, timeout: float = TIMEOUT) -> str:
-    """``scripts/citus.sh ARGS`` on the private cluster in ``state``: its stdout."""
-    env = {**os.environ, "MNEIA_CITUS_DIR": str(state)}
-    result = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"citus.sh {' '.join(args)}: {result.stderr}"
-    return result.stdout
-
-
 @dataclass(frozen=True)
 class Database:
     """A database from ``createdb`` in a private cluster: its name and each node's port."""
@@ -212,8 +197,6 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def database() -> Iterator[Database]:
-    if os.environ.get("MNEIA_CITUS") != "1":
-        pytest.skip(SKIP)
     # Outside pytest's basetemp (mode 0700): as root the nodes run as another user, who must
     # reach their data directories. A fresh directory: `up` starts a cluster of our own.
     scratch = Path(tempfile.mkdtemp(prefix="mneia-citus-engine-"))

@@ -24,7 +24,6 @@ cores), cached afterwards under ``~/.cache/mneia/citus``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -43,23 +42,12 @@ from mneia.storage import citus, declared, migration, token, workspace
 from mneia.storage.database import create_engine
 from mneia.storage.ids import new_id
 from mneia.storage.tables import metadata
+from tests.citus import ASKED, BUILD_TIMEOUT, TIMEOUT
+from tests.citus import output as citus_sh
 from tests.live import CLI, cli_env
 from tests.test_declared import POLICIES_READING_ANOTHER_TABLE
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        os.environ.get("MNEIA_CITUS") != "1",
-        reason=(
-            "set MNEIA_CITUS=1 to run the Citus tests "
-            "(scripts/citus.sh builds Citus: needs gcc, make, liblz4-dev, libzstd-dev)"
-        ),
-    ),
-]
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "citus.sh"
-BUILD_TIMEOUT = 1800  # a cold `up` builds Citus first: under a minute idle, ~10 minutes when busy
-TIMEOUT = 300
+pytestmark = [pytest.mark.slow, ASKED]
 
 DATABASE_URL = re.compile(r"DATABASE_URL=(postgresql://postgres@127\.0\.0\.1:(\d+)/(\w+))")
 STATUS_LINE = re.compile(r"(coordinator|worker\d+) 127\.0\.0\.1:(\d+) answers")
@@ -68,13 +56,6 @@ WARNING = re.compile(r"mneia: warning: on Citus the policy (\w+) on (\w+) is lef
 REFERENCE = {"identities", "sign_in_states"}
 LOCAL = {"seal_keys", "alembic_version"}
 WORKSPACE_OF = {"workspaces": "id"}  # every other distributed table: workspace_id
-
-
-def citus_sh(*args: str, state: Path, timeout: float = TIMEOUT) -> str:
-    env = {**os.environ, "MNEIA_CITUS_DIR": str(state)}
-    result = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"citus.sh {' '.join(args)}: {result.stderr}"
-    return result.stdout
 
 
 @dataclass(frozen=True)

@@ -28,31 +28,14 @@ import asyncpg
 import pytest
 
 from tests import walkthrough
+from tests.citus import ASKED, BUILD_TIMEOUT, SCRIPT
+from tests.citus import run as citus
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "citus.sh"
-BUILD_TIMEOUT = 1800  # a cold `up` builds Citus first: under a minute idle, ~10 minutes when busy
-TIMEOUT = 300
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        os.environ.get("MNEIA_CITUS") != "1",
-        reason=(
-            "set MNEIA_CITUS=1 to run; needs a C compiler and the build dependencies: "
-            "apt-get install -y build-essential liblz4-dev libzstd-dev "
-            "(the first run builds Citus: under a minute on 2 idle cores, ~10 minutes when busy)"
-        ),
-    ),
-]
+pytestmark = [pytest.mark.slow, ASKED]
 
 CITUS_URL = re.compile(r"CITUS_URL=postgresql://postgres@127\.0\.0\.1:(\d+)/postgres")
 DATABASE_URL = re.compile(r"DATABASE_URL=postgresql://postgres@127\.0\.0\.1:(\d+)/(\w+)")
 STATUS_LINE = re.compile(r"(coordinator|worker1|worker2) 127\.0\.0\.1:(\d+) answers")
-
-
-def citus(*args: str, state: Path, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MNEIA_CITUS_DIR": str(state)}
-    return subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def one_line(result: subprocess.CompletedProcess[str], pattern: re.Pattern[str]) -> re.Match[str]:
