@@ -22,7 +22,7 @@ from mneia.app import create_app
 from mneia.config import app_url
 from mneia.storage import migration, workspace
 from mneia.storage.database import create_engine
-from tests.database import scratch_database, server_url
+from tests.database import citus_asked, citus_database, scratch_database, server_url
 from tests.graphql import Api
 
 
@@ -31,26 +31,31 @@ def _interrupted(signum: int, _frame: object) -> None:
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[str]:
+def server_scratch() -> Iterator[Path]:
+    # Not under pytest's basetemp: pytest prunes old basetemps, which would pull
+    # the data directory from under a concurrent run's embedded server.
+    directory = Path(tempfile.mkdtemp(prefix="mneia-pg-"))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server(server_scratch: Path) -> Iterator[str]:
     # A run killed with SIGTERM or a closed terminal (SIGHUP) stops as Ctrl-C does, so that
     # the session's teardown runs and the embedded server stops with it (issue 21: a killed
     # run left it running). SIGKILL leaves nothing to run.
     for stop in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop, _interrupted)
-    # Not under pytest's basetemp: pytest prunes old basetemps, which would pull
-    # the data directory from under a concurrent run's embedded server.
-    scratch = Path(tempfile.mkdtemp(prefix="mneia-pg-"))
-    try:
-        with server_url(scratch) as url:
-            yield url
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with server_url(server_scratch) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
-async def admin_url(server: str) -> AsyncIterator[str]:
-    """A fresh, migrated database for this run, dropped afterwards."""
-    async with scratch_database(server) as url:
+async def admin_url(server: str, server_scratch: Path) -> AsyncIterator[str]:
+    """A fresh, migrated database for this run, dropped afterwards (on Citus, with the cluster)."""
+    async with citus_database(server_scratch) if citus_asked() else scratch_database(server) as url:
         await asyncio.to_thread(migration.upgrade, url)
         yield url
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -24,6 +25,7 @@ from mneia.rehydration import candidates, profile, render, slice, tokens
 from mneia.storage import database
 from mneia.storage.database import Driven, Tx, create_engine
 from mneia.vocabulary import ItemKind
+from tests.database import citus_asked
 from tests.graphql import Api, World
 from tests.support import (
     MAKE_LOAD_BEARING,
@@ -343,6 +345,12 @@ class Explaining(Tx):
         return await super().fetch(statement, params)
 
 
+@pytest.mark.skipif(
+    citus_asked(),
+    reason="reads one server's plans: on Citus a statement's plan is Citus's scan around the shard's, and"
+    " Citus explains a task over a connection of its own, which it refuses in a transaction that"
+    " already ran tasks locally (the candidates' correctness is asserted by the other R11 tests)",
+)
 async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_project(
     api: Api, world: World, engine: AsyncEngine
 ) -> None:

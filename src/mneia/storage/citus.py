@@ -164,6 +164,9 @@ def _do_block(statements_: list[str]) -> str:
     )
 
 
+_WORKERS = "SELECT count(*) FROM pg_dist_node WHERE groupid <> 0"
+
+
 async def _checked(connection: asyncpg.Connection, query: str, *args: object, where: str) -> None:
     """A ``run_command_on_*`` call: every node (or shard) must have succeeded."""
     rows = await connection.fetch(query, *args)
@@ -173,6 +176,10 @@ async def _checked(connection: asyncpg.Connection, query: str, *args: object, wh
 
 
 async def on_workers(connection: asyncpg.Connection, statements_: list[str], where: str) -> None:
+    """``statements_`` on every worker; nothing when the coordinator is the cluster's one node
+    (it holds the shards itself: the Citus stage's run of the test suites)."""
+    if not await connection.fetchval(_WORKERS):
+        return
     await _checked(
         connection,
         "SELECT nodename, nodeport, success, result FROM run_command_on_workers($1)",

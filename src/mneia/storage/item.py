@@ -260,6 +260,7 @@ def _state_at(table: Any, moment: Any) -> Any:
     written, other = item_states.alias("written"), item_states.alias("other")
     kept = sorted(STATE_FIELDS)
     held = select(*(written.c[name] for name in kept)).where(
+        stated(written),  # Citus routes a LATERAL sub-select by its own condition, not its row's
         written.c.workspace_id == table.c.workspace_id,
         written.c.item_id == table.c.id,
         written.c.since <= moment,
@@ -517,10 +518,15 @@ async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
 
 def first_written(table: Any, status: ItemStatus) -> Any:
     """When ``table``'s item first took ``status`` by its written states (NULL if none says). The
-    status is written into the SQL (a vocabulary value), so statements built once can hold it."""
+    status is written into the SQL (a vocabulary value), so statements built once can hold it.
+
+    The sub-select states the workspace itself (the statement's ``workspace`` parameter): Citus
+    routes a statement to one shard only when every table in it is fixed to one distribution
+    value, and does not carry it into a correlated sub-select from the row it correlates with."""
     return (
         select(func.min(item_states.c.since))
         .where(
+            stated(item_states),
             item_states.c.workspace_id == table.c.workspace_id,
             item_states.c.item_id == table.c.id,
             item_states.c.status == literal_column(f"'{status.value}'", Text),

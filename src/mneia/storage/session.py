@@ -161,11 +161,15 @@ async def start(
 
 
 async def end(tx: Tx, session_id: uuid.UUID) -> bool:
-    """End a session; False when the caller may not end it. Ending twice keeps the first end."""
+    """End a session; False when the caller may not end it. Ending twice keeps the first end.
+
+    ``least`` rather than ``coalesce``: it too skips a NULL, and the first end is never later
+    than this transaction's now(); Citus refuses a function that is not immutable inside a
+    COALESCE or CASE of a statement on a distributed table."""
     result = await tx.execute(
         update(sessions)
         .where(stated(sessions, tx), sessions.c.id == session_id)
-        .values(ended_at=func.coalesce(sessions.c.ended_at, func.now()))
+        .values(ended_at=func.least(sessions.c.ended_at, func.now()))
     )
     return result.rowcount == 1
 
