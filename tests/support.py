@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.config import OWNER_ROLE
-from mneia.storage import database
+from mneia.storage import database, failures
 from mneia.storage.event import of_items
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items, metadata
@@ -82,9 +82,8 @@ def sqlstate(error: DBAPIError) -> str | None:
 
 
 def constraint_of(error: DBAPIError) -> str | None:
-    """The constraint a database error names (asyncpg keeps it on the wrapped cause)."""
-    cause = getattr(error.orig, "__cause__", None)
-    return getattr(cause, "constraint_name", None)
+    """The constraint a database error names, as declared (on Citus, without the shard's id)."""
+    return failures.constraint_name(error)
 
 
 @asynccontextmanager

@@ -9,6 +9,8 @@ answer "retry" instead of an internal error.
 
 from __future__ import annotations
 
+import re
+
 import asyncpg
 import sqlalchemy.exc
 from sqlalchemy.exc import DBAPIError
@@ -33,12 +35,18 @@ def sqlstate(error: BaseException) -> str | None:
     return getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
 
 
+_SHARD_SUFFIX = re.compile(r"_[0-9]{6,}$")
+"""What Citus appends to a shard's constraint and index names (``items_one_successor_102045``):
+its shard id, from 102008 up. No constraint of Mneia's ends in six digits."""
+
+
 def constraint_name(error: DBAPIError) -> str | None:
     """The constraint named by the driver's error: ``orig`` itself when the driver ran the
-    statement (storage.database.Driven), its cause when SQLAlchemy's adapter wrapped it."""
+    statement (storage.database.Driven), its cause when SQLAlchemy's adapter wrapped it. On Citus
+    the error comes from a shard: its name is given as declared, without the shard's id."""
     for candidate in (error.orig, getattr(error.orig, "__cause__", None)):
         if name := getattr(candidate, "constraint_name", None):
-            return str(name)
+            return _SHARD_SUFFIX.sub("", str(name))
     return None
 
 

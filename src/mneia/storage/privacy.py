@@ -169,8 +169,17 @@ async def release_hold(tx: Tx, hold_id: uuid.UUID) -> HoldRecord | None:
     return from_row(HoldRecord, row) if row else None
 
 
+_HELD = (
+    "EXISTS (SELECT 1 FROM legal_holds h WHERE h.workspace_id = CAST(:workspace AS uuid)"
+    " AND h.project_id = i.project_id AND h.released_at IS NULL AND (h.item_id IS NULL OR h.item_id = i.id))"
+)
+"""Whether item ``i`` is under a legal hold (R17): the rule of ``mneia_held`` (storage/sql/privacy.sql),
+written into the statement, since every hold of the workspace is its readers' to see (hold_read).
+Not a call of it: on Citus a function that reads a table, called from a statement that runs on a
+shard, is refused ('cannot execute a distributed query from a query on a shard')."""
+
 _HELD_ITEMS = text(
-    "SELECT i.id, mneia_held(i.workspace_id, i.project_id, i.id) AS held FROM items i"
+    f"SELECT i.id, {_HELD} AS held FROM items i"
     " WHERE i.workspace_id = CAST(:workspace AS uuid) AND i.id = ANY (CAST(:ids AS uuid[]))"
 )
 
@@ -186,8 +195,7 @@ async def held_items(tx: Tx, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, bool]:
 # its status. One row per item, with the policy and when it is due. ``{order}``: by when they are due
 # (the notices), or by id after a cursor (the sweep, one pass over the workspace's items in key order).
 _DUE_SQL = """
-    SELECT i.id, i.project_id, p.id AS policy_id, entered.since + p.after AS due_at,
-           mneia_held(i.workspace_id, i.project_id, i.id) AS held
+    SELECT i.id, i.project_id, p.id AS policy_id, entered.since + p.after AS due_at, {held} AS held
     FROM items i
     CROSS JOIN LATERAL (
       -- An item with no history written (storage/sql/events.sql) has had its status since its assertion.
@@ -206,8 +214,8 @@ _DUE_SQL = """
     ORDER BY {order}
     LIMIT :limit
 """
-_DUE = text(_DUE_SQL.format(after="", order="due_at, i.id"))
-_DUE_AFTER = text(_DUE_SQL.format(after="AND i.id > CAST(:after AS uuid)", order="i.id"))
+_DUE = text(_DUE_SQL.format(held=_HELD, after="", order="due_at, i.id"))
+_DUE_AFTER = text(_DUE_SQL.format(held=_HELD, after="AND i.id > CAST(:after AS uuid)", order="i.id"))
 
 
 @dataclass(frozen=True, slots=True)
