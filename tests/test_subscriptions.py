@@ -683,6 +683,22 @@ async def test_r15_delivery_resumes_after_the_listening_connection_is_lost(
         assert (await sock.data(op))["disputeRaised"]["id"] == dispute_id
 
 
+async def test_r15_on_one_server_the_hub_holds_one_listening_connection(
+    api: Api, world: World, served: Served
+) -> None:
+    """Off Citus there is no other node to hear (issue 25): one connection per process, as before."""
+    listening = (
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()"
+        " AND query ILIKE 'LISTEN%'"
+    )
+    async with opened(served.url, world.human.token) as sock:
+        await sock.subscribe(DISPUTE_RAISED, p=world.project_id)
+        await sock.subscribe(PROPOSAL_RAISED, p=world.project_id)
+        await served.subscribed(2)
+        assert len(served.hub.nodes) == 1
+        assert await rows(api.admin_engine, listening) == [{"n": 1}]
+
+
 # --- the transport ------------------------------------------------------------------------------
 
 

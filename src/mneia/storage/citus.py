@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import OWNER_ROLE
@@ -343,6 +344,29 @@ async def home(admin_engine: AsyncEngine, workspace_id: uuid.UUID) -> str | None
         row = (await connection.execute(_HOME, {"id": str(workspace_id)})).one()
     url = admin_engine.url.set(host=row.nodename, port=row.nodeport)
     return url.render_as_string(hide_password=False)
+
+
+# The cluster's other primaries, as the node asked sees them (the coordinator is group 0).
+_OTHER_NODES = (
+    "SELECT nodename, nodeport FROM pg_catalog.pg_dist_node WHERE isactive AND noderole = 'primary'"
+    " AND groupid <> (SELECT groupid FROM pg_catalog.pg_dist_local_group) ORDER BY nodeid"
+)
+
+
+async def other_nodes(connection: asyncpg.Connection, url: str) -> list[str]:
+    """``url`` (its user, password and database) at each other primary node of the cluster that
+    ``connection`` (made with ``url``) is a node of, from ``pg_dist_node``; none off Citus.
+
+    Whatever ``mneia_app`` runs on a node (its triggers' NOTIFYs among it) happens there: a
+    process that must hear every node connects to each (storage.notification).
+    """
+    if not await connection.fetchval(IS_CITUS):
+        return []
+    base = make_url(url)
+    return [
+        base.set(host=row["nodename"], port=row["nodeport"]).render_as_string(hide_password=False)
+        for row in await connection.fetch(_OTHER_NODES)
+    ]
 
 
 async def build(admin_url: str, told: Callable[[str], None], warn: Callable[[str], None]) -> Plan:

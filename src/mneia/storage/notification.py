@@ -8,10 +8,14 @@ its own context before it shows anything.
 
 One listening connection per process serves every channel its subscribers
 need, LISTENing while a channel has a subscriber and reconnecting (and
-LISTENing again) after a failure. What must stay true (F6):
-- nothing is lost silently: when the listening connection is lost, every
+LISTENing again) after a failure. On a Citus cluster a trigger runs on the
+shard, so its NOTIFY is heard on the node that holds the workspace only: the
+process holds one such connection to every node (the coordinator and the
+workers of ``pg_dist_node``). What must stay true (F6), on each connection:
+- nothing is lost silently: when any listening connection is lost, every
   inbox gets an ``INTERRUPTED`` announcement first, so its subscriber knows
-  to catch up, by number, once the hub listens again (``resumed``);
+  to catch up, by number, once the hub listens again on every node
+  (``resumed``);
 - an inbox is bounded: a subscriber more than ``QUEUE_SIZE`` announcements
   behind is told so (``FellBehind``) instead of losing some of them.
 """
@@ -31,6 +35,7 @@ import asyncpg
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from mneia.storage import citus
 from mneia.storage.database import Tx
 
 RETRY_SECONDS = 1.0
@@ -48,7 +53,10 @@ INTERRUPTED = "interrupted"
 log = logging.getLogger("mneia.notification")
 
 _CHANNEL = text("SELECT mneia_channel()")
-_HIGH_WATER = text("SELECT coalesce(pg_sequence_last_value('announcement_seq'), 0)")
+_HIGH_WATER = text(
+    "SELECT coalesce(pg_sequence_last_value('announcement_seq'), s.seqstart - 1)"
+    " FROM pg_catalog.pg_sequence s WHERE s.seqrelid = 'announcement_seq'::regclass"
+)
 
 
 async def channel(tx: Tx) -> str | None:
@@ -58,7 +66,21 @@ async def channel(tx: Tx) -> str | None:
 
 async def high_water(tx: Tx) -> int:
     """The last number handed out so far: whatever is announced from now on is numbered above it,
-    or was already being written."""
+    or was already being written (before the first: the sequence's start less one).
+
+    On Citus every node numbers from an ``announcement_seq`` of its own: the coordinator from 1,
+    the worker of group g from g * 2**48 + 1, for 2**48 numbers (Citus gives each worker a
+    range of a bigint sequence of its own), so no two nodes hand out the same number, but one
+    node's numbers say nothing of another's order. That is enough: a number is only ever compared
+    with numbers of its own workspace (a subscriber's floor, ``since``), and every row of a
+    workspace is on one node and written there, as the request runs there (through the
+    coordinator the context stays behind and the shards refuse the write), so all its numbers
+    come from that node's sequence, in the order that node hands them out: what holds on one
+    server holds per workspace, provided this too runs on the workspace's node (the subscriber's
+    bound transaction does). It does not survive a shard move: the workspace's new node numbers
+    in its own range, perhaps below the numbers the old one gave; a subscription open across a
+    move may miss, on catch-up, what was written after it (docs/scale-out.md).
+    """
     return int((await tx.execute(_HIGH_WATER)).scalar_one())
 
 
@@ -131,7 +153,13 @@ class TooMany(Exception):
 
 
 class Hub:
-    """Listens on a channel while anyone subscribes to it; closes when the last subscriber leaves."""
+    """Listens on a channel while anyone subscribes to it; closes when the last subscriber leaves.
+
+    One listening connection to ``url``; on a Citus cluster, one to each of its other primary
+    nodes too (``citus.other_nodes``, read over ``url``'s connection each time it connects), since
+    a trigger's NOTIFY is heard only on the node where its shard is. Every connection LISTENs to
+    every channel: a channel's name says nothing of its workspace's node.
+    """
 
     def __init__(self, url: str, queue_size: int = QUEUE_SIZE, per_holder: int | None = None) -> None:
         self._dsn = _dsn(url)
@@ -140,14 +168,20 @@ class Hub:
         """How many subscriptions one holder (a token, by digest) may have open at once; None: any."""
         self._held: collections.Counter[str] = collections.Counter()
         self._channels: dict[str, set[Inbox]] = {}
-        self._connection: asyncpg.Connection | None = None
-        self._connected = asyncio.Event()
-        self._lock = asyncio.Lock()  # LISTEN, UNLISTEN and the (re)connection's LISTENs, one at a time
-        self._task: asyncio.Task[None] | None = None
+        self._listening: dict[str, asyncpg.Connection] = {}  # by node: connections LISTENing to every channel
+        self._others: dict[str, asyncio.Task[None]] = {}  # the other nodes' listeners, by node
+        self._connected = asyncio.Event()  # set while every node's connection listens
+        self._lock = asyncio.Lock()  # LISTEN, UNLISTEN and the (re)connections' LISTENs, one at a time
+        self._task: asyncio.Task[None] | None = None  # ``url``'s listener, which starts the others
 
     @property
     def subscribers(self) -> int:
         return sum(len(inboxes) for inboxes in self._channels.values())
+
+    @property
+    def nodes(self) -> list[str]:
+        """Where the hub listens now, as ``host:port``."""
+        return [_where(dsn) for dsn in self._listening]
 
     @contextlib.asynccontextmanager
     async def subscription(self, name: str, holder: str = "") -> AsyncIterator[Inbox]:
@@ -170,7 +204,8 @@ class Hub:
                 del self._held[holder]
 
     async def resumed(self, within: float = RESUME_SECONDS) -> None:
-        """Return once the hub listens again after an interruption; TimeoutError if not ``within`` seconds."""
+        """Return once the hub listens again on every node after an interruption; TimeoutError if not
+        ``within`` seconds."""
         async with asyncio.timeout(within):
             await self._connected.wait()
 
@@ -194,13 +229,16 @@ class Hub:
                     raise TimeoutError("the announcement listener did not connect")
                 continue  # the listener was closed meanwhile: start another
             async with self._lock:
-                if not self._connected.is_set() or self._connection is None:
+                if not self._connected.is_set():
                     continue  # lost meanwhile: the reconnection LISTENs again
                 inboxes = self._channels.setdefault(name, set())
                 if not inboxes:
                     try:
-                        await self._connection.add_listener(name, self._deliver)
+                        for connection in list(self._listening.values()):
+                            await connection.add_listener(name, self._deliver)
                     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                        # The connection that failed is being lost; a LISTEN left on another is
+                        # harmless (nobody to deliver to) and taken up again by the next join.
                         del self._channels[name]
                         continue
                 inboxes.add(inbox)
@@ -214,9 +252,9 @@ class Hub:
                 return
             self._channels.pop(name, None)
             if self._channels:
-                if self._connected.is_set() and self._connection is not None:
+                for connection in list(self._listening.values()):
                     with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-                        await self._connection.remove_listener(name, self._deliver)
+                        await connection.remove_listener(name, self._deliver)
                 return
             # The last subscriber left: stop listening (a joiner waiting meanwhile starts anew).
             await self.close()
@@ -231,37 +269,90 @@ class Hub:
             inbox.file(announcement)
 
     async def _listen(self) -> None:
-        """Hold a listening connection open, reconnecting (and LISTENing again) after a failure."""
-        while True:
+        """Listen on ``url``'s node and, through the tasks it starts, on the cluster's others."""
+        try:
+            await self._hold(self._dsn)
+        finally:
+            others, self._others = self._others, {}
+            for task in others.values():
+                task.cancel()
+            for task in others.values():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _hold(self, dsn: str) -> None:
+        """Hold a listening connection to one node open, reconnecting (and LISTENing again) after a
+        failure; ``url``'s connection reads the cluster's nodes first. Ends when the node has left
+        the cluster."""
+        while dsn == self._dsn or dsn in self._others:
             connection = None
+            failed = False
             try:
-                connection = await asyncpg.connect(self._dsn)
+                connection = await asyncpg.connect(dsn)
                 lost = asyncio.Event()
                 connection.add_termination_listener(lambda _, lost=lost: lost.set())
                 async with self._lock:
+                    if dsn == self._dsn:
+                        self._spread(await citus.other_nodes(connection, self._dsn))
                     for name in self._channels:
                         await connection.add_listener(name, self._deliver)
-                    self._connection = connection
-                    self._connected.set()
+                    self._listening[dsn] = connection
+                    self._settle()
                 await lost.wait()
-                log.warning("the listening connection closed; reconnecting")
+                log.warning("the listening connection to %s closed; reconnecting", _where(dsn))
             except asyncio.CancelledError:
                 raise
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-                log.warning("cannot listen for announcements (%s); retrying", error)
-                await asyncio.sleep(RETRY_SECONDS)
+                log.warning("cannot listen for announcements on %s (%s); retrying", _where(dsn), error)
+                failed = True
             finally:
-                if self._connected.is_set():
-                    # Announcements may be missed from now until the hub listens again:
-                    # say so in every inbox, ahead of anything the next connection hears.
+                if connection is not None and self._listening.get(dsn) is connection:
+                    del self._listening[dsn]
+                    # Announcements may be missed from now until the hub listens again: say so in
+                    # every inbox (its workspace may be on this node), ahead of anything the next
+                    # connection hears.
                     for inboxes in self._channels.values():
                         for inbox in inboxes:
                             inbox.file(INTERRUPTION)
-                self._connected.clear()
-                self._connection = None
+                self._settle()
                 if connection is not None and not connection.is_closed():
                     with contextlib.suppress(Exception):
                         await connection.close(timeout=2)
+            if failed:
+                await asyncio.sleep(RETRY_SECONDS)
+                if dsn != self._dsn:
+                    await self._rediscover()  # the node may have left the cluster
+
+    async def _rediscover(self) -> None:
+        """The cluster's nodes read again, over ``url``'s listening connection if it has one."""
+        async with self._lock:
+            connection = self._listening.get(self._dsn)
+            if connection is None:
+                return  # its reconnection reads them
+            try:
+                nodes = await citus.other_nodes(connection, self._dsn)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                log.warning("cannot read the cluster's nodes (%s)", error)
+                return
+            self._spread(nodes)
+
+    def _spread(self, nodes: list[str]) -> None:
+        """A listener for each of ``nodes`` (the other nodes of the cluster), none for a node that left."""
+        wanted = {_dsn(url) for url in nodes} - {self._dsn}
+        for dsn in set(self._others) - wanted:
+            log.warning("%s left the cluster: no longer listening there", _where(dsn))
+            task = self._others.pop(dsn)
+            if task is not asyncio.current_task():
+                task.cancel()  # the current one ends by itself: its node is no longer wanted
+        for dsn in sorted(wanted - set(self._others)):
+            self._others[dsn] = asyncio.create_task(self._hold(dsn), name=f"mneia-listen-{_where(dsn)}")
+
+    def _settle(self) -> None:
+        """``_connected`` set exactly while every node the hub knows has a listening connection."""
+        if self._dsn in self._listening and set(self._others) <= set(self._listening):
+            self._connected.set()
+        else:
+            self._connected.clear()
 
     async def close(self) -> None:
         task, self._task = self._task, None
@@ -269,3 +360,9 @@ class Hub:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _where(dsn: str) -> str:
+    """A node as the log names it: no credentials."""
+    url = make_url(dsn)
+    return f"{url.host}:{url.port}"
