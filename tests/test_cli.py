@@ -276,7 +276,7 @@ async def test_issue_26_serve_says_each_step_and_ready_only_once_it_answers(
         "mneia: using the database at",
         "mneia: migrating",
         "mneia: applied migration 0001_foundation",
-        "mneia: applied migration 0026_audiences_on_the_rows",
+        "mneia: applied migration 0028_workspace_region",
         "mneia: starting 1 worker on 127.0.0.1:",
         f"mneia: ready at http://127.0.0.1:{port}/graphql",
     ]

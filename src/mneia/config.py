@@ -84,14 +84,23 @@ def positive_count(name: str, value: str | None, default: int, of: str = "") -> 
 
 
 DEFAULT_REGION = "local"
-_REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+"""The region of a server that names none; its tokens name no region (storage.token)."""
+REGION_PATTERN = r"[a-z0-9]+(-[a-z0-9]+)*"
+"""A region's name: lowercase letters and digits, words joined by single hyphens, at most 32
+characters. No underscore, so that a token's region part reads unambiguously (``mneia_eu_…``);
+the database's CHECK on ``workspaces.region`` (storage/sql/tables.sql) says the same."""
+REGION_LENGTH = 32
+_REGION = re.compile(REGION_PATTERN)
 
 
-def region(value: str | None = None) -> str:
-    """``MNEIA_REGION`` (or ``value``): where this server keeps its data, the same for every workspace."""
+def region(value: str | None = None, *, name: str = "MNEIA_REGION") -> str:
+    """``MNEIA_REGION`` (or ``value``): the region of this server's database, where it creates workspaces."""
     given = (os.environ.get("MNEIA_REGION") if value is None else value) or DEFAULT_REGION
-    if not _REGION.fullmatch(given):
-        raise ValueError(f"MNEIA_REGION: {given!r} is not a region (letters, digits, '.', '_', '-')")
+    if len(given) > REGION_LENGTH or not _REGION.fullmatch(given):
+        raise ValueError(
+            f"{name}: {given!r} is not a region (lowercase letters and digits, words joined by '-',"
+            f" at most {REGION_LENGTH} characters)"
+        )
     return given
 
 
