@@ -10,7 +10,12 @@ from ``MNEIA_APP_PASSWORD``, if any).
 names the browser origins allowed to call the API; unset, there is no CORS.
 ``MNEIA_PERSISTED_QUERY_BYTES`` bounds the persisted queries' memory.
 
-``MNEIA_REGION`` names where this server keeps its data (``Workspace.region``);
+``MNEIA_REGION`` names the region of this server's database: where ``admin
+bootstrap`` creates workspaces and what ``migrate`` gives the workspaces made
+before regions (each workspace's own is ``Workspace.region``);
+``MNEIA_REGIONS`` (``eu=postgresql://…,us=postgresql://…``) names several,
+each by the URL the server connects to it with, for ``mneia serve`` to serve
+them all; ``MNEIA_DIRECTORY_URL`` the regions' directory (storage.directory).
 ``MNEIA_OIDC_ISSUER``, ``MNEIA_OIDC_CLIENT_ID``, ``MNEIA_OIDC_CLIENT_SECRET``
 and ``MNEIA_PUBLIC_URL`` turn on sign-in with an OpenID provider (all four, or
 none: docs/identity.md).
@@ -104,6 +109,31 @@ def region(value: str | None = None, *, name: str = "MNEIA_REGION") -> str:
     return given
 
 
+_REGION_ENTRY = re.compile(r",\s*(?=[a-z0-9-]+=)")
+
+
+def regions(value: str | None) -> tuple[tuple[str, str], ...]:
+    """``MNEIA_REGIONS``: ``name=URL`` pairs, comma-separated, in order; empty when unset. Each URL is
+    the one the server connects with (``mneia_app`` and that region's password)."""
+    found: dict[str, str] = {}
+    for entry in _REGION_ENTRY.split((value or "").strip()):
+        if not entry.strip():
+            continue
+        name, equals, url = entry.strip().partition("=")
+        if not equals or not url.strip():
+            raise ValueError(f"MNEIA_REGIONS: {entry.strip()!r} is not name=postgresql://…")
+        name = region(name.strip(), name="MNEIA_REGIONS")
+        if name in found:
+            raise ValueError(f"MNEIA_REGIONS: region {name!r} is named twice")
+        try:
+            found[name] = async_url(url.strip())
+        except ValueError:
+            raise ValueError(
+                f"MNEIA_REGIONS: region {name!r}: {url.strip()!r} is not a postgresql:// URL"
+            ) from None
+    return tuple(found.items())
+
+
 @dataclass(frozen=True)
 class Oidc:
     """Sign-in with an OpenID provider (mneia.http.oidc): on only when all four are given."""
@@ -160,6 +190,9 @@ class Settings:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     region: str = DEFAULT_REGION
     oidc: Oidc | None = None
+    regions: tuple[tuple[str, str], ...] = ()
+    """``MNEIA_REGIONS``: each region served by ``mneia serve``, and its server URL."""
+    directory_url: str | None = None
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -193,6 +226,8 @@ class Settings:
             ),
             region=region(env.get("MNEIA_REGION") or ""),
             oidc=Oidc.from_env(env),
+            regions=regions(env.get("MNEIA_REGIONS")),
+            directory_url=env.get("MNEIA_DIRECTORY_URL") or None,
         )
 
     def server_url(self, admin_url: str) -> str:
