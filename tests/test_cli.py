@@ -108,7 +108,8 @@ async def test_admin_bootstrap_json_gives_a_working_human_token(
     )
     assert result.returncode == 0, result.stderr
     made = json.loads(result.stdout)
-    assert set(made) == {"workspaceId", "actorId", "token"}
+    assert set(made) == {"workspaceId", "actorId", "token", "region"}
+    assert made["region"] == "local"  # MNEIA_REGION unset, no --region
     me = await api.run(made["token"], "{ me { id name kind } }")
     assert me["me"] == {"id": made["actorId"], "name": "Ada", "kind": "HUMAN"}
 

