@@ -201,6 +201,11 @@ async def test_regions_a_token_at_the_wrong_region_is_refused_before_any_databas
         assert "region 'us'" in error["message"]
         # The control: eu's own token goes through to the (unreachable) database, and is not refused here.
         assert (await run(client, two.made["eu"].token, WHO)).status_code != 421
+        # A subscription's connection_init: closed 4403 on its way in, naming the region.
+        with pytest.raises(ConnectionClosed) as closed:
+            await _init(f"ws://127.0.0.1:{port}/graphql", two.made["us"].token)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+        assert "region 'us'" in closed.value.rcvd.reason
     async with (
         uvicorn_serving(both(two)) as port,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,

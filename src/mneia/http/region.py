@@ -15,10 +15,11 @@ Where the token is read, as the applications read it:
 - ``Authorization: Bearer …`` (GraphQL over HTTP, MCP, a websocket's upgrade);
 - the inbox's session cookie (``mneia_inbox``: the session token's secret);
 - a websocket's ``connection_init`` payload (``Authorization`` or ``token``),
-  which arrives after the handshake: ``Regions`` accepts the connection itself
-  (``graphql-transport-ws``), reads that first message, and hands the
-  connection to the region's application with the handshake and the message
-  replayed and its own accept swallowed.
+  which arrives after the handshake: with several regions ``Regions`` accepts
+  the connection itself (``graphql-transport-ws``), reads that first message,
+  and hands the connection to the region's application with the handshake and
+  the message replayed and its own accept swallowed; with one, the application
+  does its own handshake and the message is checked on its way in.
 
 A request naming no region (no token, or a token of the default region's
 form: introspection, GraphiQL, /healthz, /readyz, the inbox's sign-in page,
@@ -107,6 +108,11 @@ class Regions:
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A websocket whose token comes in ``connection_init``: accept, read it, then route."""
+        if len(self.apps) == 1:
+            # Nothing to choose: the application does its own handshake (its origin and subprotocol
+            # checks answer as they do alone), and its connection_init is checked on the way in.
+            await self.apps[self.default](scope, self._guarded(receive, send), send)
+            return
         connect = await receive()
         if GRAPHQL_TRANSPORT_WS_PROTOCOL not in scope.get("subprotocols", []):
             # Not a protocol this server speaks: the default region's application refuses it.
@@ -123,6 +129,26 @@ class Regions:
             )
             return
         await chosen(scope, _replayed([connect, first], receive), _accepted(send))
+
+    def _guarded(self, receive: Receive, send: Send) -> Receive:
+        """``receive``, closing the connection (4403) at a first message whose token names a region
+        not served, before the application reads it: the application hears a disconnect."""
+        first = True
+
+        async def guarded() -> Message:
+            nonlocal first
+            message = await receive()
+            if not first or message["type"] != "websocket.receive":
+                return message
+            first = False
+            chosen = self.app_for(_init_token(message))
+            if isinstance(chosen, Refusal):
+                reason = f"Forbidden: {chosen.message}"
+                await send({"type": "websocket.close", "code": FORBIDDEN, "reason": reason})
+                return {"type": "websocket.disconnect", "code": FORBIDDEN}
+            return message
+
+        return guarded
 
 
 def serving(regions: Sequence[tuple[str, str]], default: str, settings: Settings | None = None) -> Regions:
