@@ -43,6 +43,7 @@ PROTOCOL = Subprotocol("graphql-transport-ws")
 ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
 PROJECT = "mutation($n: String!) { createProject(name: $n) { id } }"
 WHO = "{ workspace { id region } }"
+SERVER_CONNECTIONS = f"SELECT count(*) FROM pg_stat_activity WHERE usename = '{APP_ROLE}'"
 
 
 @dataclass
@@ -314,6 +315,9 @@ async def test_regions_the_commands_bootstrap_into_a_region_and_serve_one_or_eve
         async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
             assert (await data(client, made["token"], WHO))["workspace"]["region"] == "us"
             assert (await run(client, two.made["eu"].token, WHO)).status_code == 421
+        # The process holds connections to us's database (its pool), none to eu's.
+        assert await two.us.count(SERVER_CONNECTIONS) > 0
+        assert await two.eu.count(SERVER_CONNECTIONS) == 0
 
     every = cli_env(tmp_path, MNEIA_REGIONS=f"eu={two.eu.app_url},us={two.us.app_url}")
     with live.serving([], every, tmp_path) as (_, base):
