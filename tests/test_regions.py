@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +31,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from mneia import config
 from mneia.config import APP_ROLE, app_url
 from mneia.http.region import Regions, serving
 from mneia.storage import directory, migration, token, workspace
@@ -155,6 +157,28 @@ async def test_regions_a_bootstrapped_workspace_is_in_its_regions_database_and_t
         )
         assert await other.count("SELECT count(*) FROM workspaces WHERE id = :w", w=made.workspace_id) == 0
         assert await directory.region_of(two.directory_url, made.workspace_id) == name
+    assert await directory.migrate(two.directory_url) == directory.VERSION  # again: nothing to do
+    assert await directory.region_of(two.directory_url, uuid.uuid4()) is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("MNEIA_REGION", "EU", "'EU' is not a region"),
+        ("MNEIA_REGION", "eu_west", "'eu_west' is not a region"),
+        ("MNEIA_REGIONS", "eu=postgresql://h/d,eu=postgresql://k/d", "region 'eu' is named twice"),
+        ("MNEIA_REGIONS", "eu", "'eu' is not name=postgresql://"),
+        ("MNEIA_REGIONS", "eu=mysql://h/d", "region 'eu': expected a postgresql:// URL"),
+    ],
+)
+def test_regions_a_bad_region_setting_is_refused_naming_it(
+    variable: str, value: str, problem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A region's name has no capital and no underscore (a token's region part must read back); the
+    settings say which variable is wrong, and what, never a URL's password."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"^{variable}: .*{re.escape(problem)}"):
+        config.Settings.from_env()
 
 
 async def test_regions_no_content_row_outside_its_region(two: Two) -> None:

@@ -128,9 +128,8 @@ def regions(value: str | None) -> tuple[tuple[str, str], ...]:
         try:
             found[name] = async_url(url.strip())
         except ValueError:
-            raise ValueError(
-                f"MNEIA_REGIONS: region {name!r}: {url.strip()!r} is not a postgresql:// URL"
-            ) from None
+            # Not the URL itself: it may carry a password.
+            raise ValueError(f"MNEIA_REGIONS: region {name!r}: expected a postgresql:// URL") from None
     return tuple(found.items())
 
 
