@@ -107,6 +107,7 @@ SLOW_MODULES = {
     "test_graphql_http_audit",
     "test_edge",
     "test_input_matrix",
+    "test_regions",
 }
 """Modules whose tests start ``mneia serve``, a browser, the Node clients or other programs, or run
 schema-wide fuzzing: ``pytest -m "not slow"`` leaves them out (README, Install and test)."""

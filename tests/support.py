@@ -37,7 +37,7 @@ from mneia.storage import database, failures
 from mneia.storage.event import of_items
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items, metadata
-from mneia.storage.token import PREFIX, digest, workspace_of
+from mneia.storage.token import PREFIX, digest, mint, workspace_of
 from mneia.storage.workspace import Bootstrap
 from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Who
@@ -418,6 +418,23 @@ async def bootstrapped_before_0024(admin: AsyncEngine) -> Bootstrap:
             await connection.execute(
                 text("SELECT workspace_id, actor_id FROM mneia_bootstrap('legacy', 'alice', :digest)"),
                 {"digest": digest(secret)},
+            )
+        ).one()
+    return Bootstrap(made.workspace_id, made.actor_id, secret)
+
+
+async def bootstrapped_before_0029(admin: AsyncEngine, name: str = "before") -> Bootstrap:
+    """A workspace made as releases from 0024 to 0028 made it: no region, a token naming its workspace."""
+    workspace_id = uuid.uuid4()
+    secret = mint(workspace_id)
+    async with admin.begin() as connection:
+        made = (
+            await connection.execute(
+                text(
+                    "SELECT workspace_id, actor_id"
+                    " FROM mneia_bootstrap(CAST(:id AS uuid), :name, 'alice', :digest)"
+                ),
+                {"id": str(workspace_id), "name": name, "digest": digest(secret)},
             )
         ).one()
     return Bootstrap(made.workspace_id, made.actor_id, secret)

@@ -24,6 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from mneia.config import DEFAULT_REGION, REGION_LENGTH, REGION_PATTERN
 from mneia.storage import token
 from tests.graphql import Api, Who, World
 from tests.support import (
@@ -287,7 +288,49 @@ def test_r1_a_token_names_its_workspace_after_its_secret(workspace_id: uuid.UUID
 @given(st.text(max_size=80) | st.text(alphabet="mneia_-ABCxyz0189", min_size=60, max_size=75))
 def test_r1_any_text_names_a_workspace_or_none_and_never_raises(presented: str) -> None:
     named = token.workspace_of(presented)
-    assert named is None or (presented.startswith(token.PREFIX) and len(presented) == 71)
+    assert named is None or (
+        presented.startswith(token.PREFIX)
+        and (len(presented) == 71 or token.region_of(presented) is not None)
+    )
+    assert token.region_of(presented) is None or presented.startswith(token.PREFIX)
+
+
+# Tokens name their region (issue 25, regions): a server routes by it without reading anything.
+
+REGIONS = st.from_regex(rf"\A{REGION_PATTERN}\Z").filter(lambda name: len(name) <= REGION_LENGTH)
+
+
+@given(st.uuids(), REGIONS)
+def test_r1_a_token_names_its_region_before_its_secret_and_its_workspace_after(
+    workspace_id: uuid.UUID, region: str
+) -> None:
+    """The round trip: minted for a region, a token reads back that region (none for the default
+    region, whose tokens keep the form of 0024) and its workspace; its hint is 10 characters."""
+    minted = token.mint(workspace_id, region)
+    assert token.workspace_of(minted) == workspace_id
+    if region == DEFAULT_REGION:
+        assert TOKEN_TEXT.fullmatch(minted) and token.region_of(minted) is None
+    else:
+        assert minted.startswith(f"mneia_{region}_") and token.region_of(minted) == region
+    assert token.hint(minted).startswith(token.PREFIX) and len(token.hint(minted)) == token.HINT_LENGTH
+
+
+@given(st.uuids(), REGIONS, REGIONS)
+def test_r1_the_digest_covers_the_region(workspace_id: uuid.UUID, region: str, other: str) -> None:
+    """A token made to name another region is another token: its digest differs, so it is unknown."""
+    minted = token.mint(workspace_id, region)
+    moved = token.PREFIX + ("" if other == DEFAULT_REGION else other + "_") + minted[-65:]
+    assert token.region_of(moved) == (None if other == DEFAULT_REGION else other)
+    assert (token.digest(moved) == token.digest(minted)) == (moved == minted)
+
+
+def test_r1_tokens_of_the_old_forms_name_no_region() -> None:
+    """Before 0024 (43 characters of secret) and from 0024 (and the workspace): no region, read as the
+    default's, even when the secret's first characters look like one (``ab_``)."""
+    for body in ("ab_" + "x" * 40, "eu_" + "y" * 62, secrets.token_urlsafe(32)):
+        assert token.region_of(token.PREFIX + body) is None
+    assert token.region_of("mneia_EU_" + "z" * 65) is None  # no region's name: no token at all
+    assert token.workspace_of("mneia_EU_" + "z" * 65) is None
 
 
 async def test_r1_a_token_authenticates_only_in_the_workspace_it_names(

@@ -108,7 +108,8 @@ async def test_admin_bootstrap_json_gives_a_working_human_token(
     )
     assert result.returncode == 0, result.stderr
     made = json.loads(result.stdout)
-    assert set(made) == {"workspaceId", "actorId", "token"}
+    assert set(made) == {"workspaceId", "actorId", "token", "region"}
+    assert made["region"] == "local"  # MNEIA_REGION unset, no --region
     me = await api.run(made["token"], "{ me { id name kind } }")
     assert me["me"] == {"id": made["actorId"], "name": "Ada", "kind": "HUMAN"}
 
@@ -276,7 +277,7 @@ async def test_issue_26_serve_says_each_step_and_ready_only_once_it_answers(
         "mneia: using the database at",
         "mneia: migrating",
         "mneia: applied migration 0001_foundation",
-        "mneia: applied migration 0026_audiences_on_the_rows",
+        "mneia: applied migration 0029_workspace_region",
         "mneia: starting 1 worker on 127.0.0.1:",
         f"mneia: ready at http://127.0.0.1:{port}/graphql",
     ]

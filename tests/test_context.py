@@ -163,7 +163,7 @@ async def test_r1_a_failed_authentication_unbinds(engine: AsyncEngine, stocked: 
         "SELECT mneia_context_seal()",
         "SELECT mneia_bind(gen_random_uuid(), gen_random_uuid())",
         "SELECT mneia_unbind()",
-        "SELECT * FROM mneia_bootstrap(gen_random_uuid(), 'evil corp', 'mallory', 'digest')",
+        "SELECT * FROM mneia_bootstrap(gen_random_uuid(), 'evil corp', 'mallory', 'digest', 'local')",
         "SELECT mneia_rotate_seal_key()",
         "SELECT mneia_random_bytes()",
         "SELECT mneia_channel_of(gen_random_uuid())",

@@ -13,17 +13,20 @@ import asyncio
 import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
+import pytest
 from scripts import catalog
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from mneia.config import OWNER_ROLE, app_url, async_url
 from mneia.storage import database, event, migration, token, workspace
 from mneia.storage.tables import metadata
 from tests.database import scratch_database
-from tests.support import bootstrapped_before_0024
+from tests.support import bootstrapped_before_0024, bootstrapped_before_0029
 from tests.test_declared import OWNER_ONLY
 
 BIND = text("SELECT mneia_bind(CAST(:ws AS uuid), CAST(:actor AS uuid))")
@@ -257,7 +260,7 @@ async def test_0025_fills_the_creators_its_policies_read_from_the_rows(server: s
         await asyncio.to_thread(migration.upgrade, url, "0024_tokens_name_workspace")
         admin = create_async_engine(async_url(url))
         try:
-            made = await workspace.bootstrap(admin, "before", "alice")
+            made = await bootstrapped_before_0029(admin)
             values = {"ws": made.workspace_id, "actor": made.actor_id, "agent": agent, "team": team}
             async with admin.connect() as connection, connection.begin():
                 await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
@@ -308,7 +311,7 @@ async def test_0026_copies_each_items_audience_onto_the_rows_shown_with_it(serve
         await asyncio.to_thread(migration.upgrade, url, "0025_policies_read_their_own_row")
         admin = create_async_engine(async_url(url))
         try:
-            made = await workspace.bootstrap(admin, "before", "alice")
+            made = await bootstrapped_before_0029(admin)
             values = {"ws": made.workspace_id, "actor": made.actor_id, **ids}
             async with admin.connect() as connection, connection.begin():
                 await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
@@ -325,3 +328,24 @@ async def test_0026_copies_each_items_audience_onto_the_rows_shown_with_it(serve
     assert found.proposal == f"(GRANTS,{a},{{{a}}})"
     assert found.dispute == f"(WORKSPACE,GRANTS,{{{a}}})"
     assert found.handoff == f"({a},{p})"
+
+
+async def test_0029_gives_the_workspaces_there_the_migrated_servers_region_and_fixes_it(server: str) -> None:
+    """A workspace made before 0029 takes the region the migration is told (the server's); a new one
+    states its own, which its token names; nobody, not even the administrator, updates a region."""
+    async with scratch_database(server) as url:
+        await asyncio.to_thread(migration.upgrade, url, "0028_holds_read_apart")
+        admin = create_async_engine(async_url(url))
+        try:
+            old = await bootstrapped_before_0029(admin)
+            await asyncio.to_thread(partial(migration.upgrade, url, region="eu-west"))
+            new = await workspace.bootstrap(admin, "new", "bob", region="us")
+            async with admin.connect() as connection:
+                found = dict((await connection.execute(text("SELECT id, region FROM workspaces"))).all())
+                await connection.execute(text("UPDATE workspaces SET name = 'renamed'"))  # the control
+                with pytest.raises(DBAPIError, match="region is fixed when it is created"):
+                    await connection.execute(text("UPDATE workspaces SET region = 'us'"))
+        finally:
+            await admin.dispose()
+    assert found == {old.workspace_id: "eu-west", new.workspace_id: "us"}
+    assert token.region_of(new.token) == "us" and token.region_of(old.token) is None

@@ -147,7 +147,7 @@ async def test_the_pages_first_requests_paste_as_shown(server: str, tmp_path: Pa
     printed = await walkthrough.pasted(server, tmp_path / "index", [bootstrap])
     assert walkthrough.mismatches("docs/index.md", [bootstrap], printed) == []
     made = json.loads(printed[0][0])
-    assert set(made) == {"workspaceId", "actorId", "token"} and made["token"].startswith("mneia_")
+    assert set(made) == {"workspaceId", "actorId", "token", "region"} and made["token"].startswith("mneia_")
 
 
 def test_api_page_has_the_walkthrough_blocks() -> None:

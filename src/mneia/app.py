@@ -190,7 +190,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql),
-            *oidc.routes(settings.oidc, engine),
+            *oidc.routes(settings.oidc, engine, settings.region),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

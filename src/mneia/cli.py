@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -40,11 +40,10 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia import version
-from mneia.config import APP_ROLE, Settings, async_url
+from mneia.config import APP_ROLE, Settings, async_url, region
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
+    from mneia.http.region import Regions
     from mneia.sweeper import Sweeper
 
 CONNECT_TIMEOUT = 10.0
@@ -101,9 +100,12 @@ def _checked_url(name: str, url: str) -> str:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    """The environment's settings; a malformed one (e.g. MNEIA_CORS_ORIGINS) is a usage error."""
+    """The environment's settings; a malformed one (e.g. MNEIA_CORS_ORIGINS) is a usage error.
+    ``--region`` (serve, migrate, bootstrap) stands for MNEIA_REGION."""
     try:
-        return Settings.from_env(data_dir=args.data_dir)
+        settings = Settings.from_env(data_dir=args.data_dir)
+        given = getattr(args, "region", None)
+        return replace(settings, region=region(given, name="--region")) if given else settings
     except ValueError as exc:
         raise CliError(str(exc), status=2) from None
 
@@ -180,7 +182,7 @@ def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quie
         print(f"mneia: warning: {warning}", file=sys.stderr, flush=True)
 
     try:
-        migration.upgrade(db.admin_url, on_step=step, on_note=told, on_warning=warned)
+        migration.upgrade(db.admin_url, on_step=step, on_note=told, on_warning=warned, region=settings.region)
         told(
             f"{len(applied)} migration{'' if len(applied) == 1 else 's'} applied"
             if applied
@@ -190,6 +192,20 @@ def migrate(db: Database, settings: Settings, told: Callable[[str], None] = quie
             asyncio.run(migration.set_password(db.admin_url, APP_ROLE, settings.app_password))
     except (OSError, SQLAlchemyError, CommandError, CitusError) as exc:
         raise CliError(f"migrating {db.description} failed: {reason(exc)}") from None
+    if settings.directory_url:
+        migrate_directory(settings.directory_url, told)
+
+
+def migrate_directory(url: str, told: Callable[[str], None] = quiet) -> None:
+    """Create or upgrade the regions' directory (MNEIA_DIRECTORY_URL: storage.directory)."""
+    from mneia.storage import directory
+
+    checked = _checked_url("MNEIA_DIRECTORY_URL", url)
+    try:
+        version = asyncio.run(directory.migrate(checked))
+    except (OSError, SQLAlchemyError, asyncpg.PostgresError, RuntimeError) as exc:
+        raise CliError(f"migrating the directory at {shown(checked)} failed: {reason(exc)}") from None
+    told(f"the directory at {shown(checked)} is at version {version}")
 
 
 def head_revisions() -> set[str]:
@@ -237,7 +253,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
     raise _Stop
 
 
-def worker_app(app_url: str, workers_dir: Path | None = None) -> Starlette:
+def worker_app(app_url: str, workers_dir: Path | None = None, region: str | None = None) -> Regions:
     """The app of one worker process, built there: an engine cannot cross a process boundary.
 
     What exists once the app is built (modules, the schema, the vendored
@@ -256,9 +272,16 @@ def worker_app(app_url: str, workers_dir: Path | None = None) -> Starlette:
     subscribers its collections took up to 32-45 ms, stalling a whole event.
     """
     from mneia.app import create_app
+    from mneia.http.region import Regions
     from mneia.storage.database import create_engine
 
-    app = create_app(create_engine(app_url), workers_dir=workers_dir)
+    settings = Settings.from_env()
+    settings = replace(settings, region=region) if region else settings
+    # One region's application: a token naming another region is refused before it (http.region).
+    app = Regions(
+        {settings.region: create_app(create_engine(app_url), workers_dir=workers_dir, settings=settings)},
+        settings.region,
+    )
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -288,6 +311,9 @@ def serve(args: argparse.Namespace) -> None:
     from mneia.http.transport import server_options
 
     settings = _settings(args)
+    if settings.regions and not args.region:
+        serve_regions(args, settings)
+        return
     sock = listening_socket(args.host, args.port, workers=args.workers)
     # With several workers, each also listens on a Unix socket of its own in this private
     # directory, through which the others pass it the requests of its MCP sessions.
@@ -303,7 +329,7 @@ def serve(args: argparse.Namespace) -> None:
             sweeper = _sweeper(db.admin_url)
             # A factory, so that each worker (a spawned process) builds its own engine.
             config = uvicorn.Config(
-                partial(worker_app, app_url, workers_dir),
+                partial(worker_app, app_url, workers_dir, settings.region),
                 factory=True,
                 workers=args.workers,
                 log_level=args.log_level,
@@ -318,7 +344,8 @@ def serve(args: argparse.Namespace) -> None:
             announce_ready(
                 args.host,
                 port,
-                f"ready at http://{host}:{port}/graphql (database: {db.description}{workers})",
+                f"ready at http://{host}:{port}/graphql (database: {db.description}{workers},"
+                f" region {settings.region})",
             )
             if args.workers > 1:
                 # The supervisor turns SIGINT and SIGTERM into a stop: it SIGTERMs every
@@ -336,6 +363,61 @@ def serve(args: argparse.Namespace) -> None:
             each.close()
         if workers_dir is not None:
             shutil.rmtree(workers_dir, ignore_errors=True)
+
+
+def regions_app(regions: tuple[tuple[str, str], ...], default: str) -> Regions:
+    """The app of ``mneia serve`` with several regions: one application and engine per region."""
+    from mneia.http.region import serving
+
+    app = serving(regions, default)
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    return app
+
+
+def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
+    """``mneia serve`` with MNEIA_REGIONS: every region at once, each request handed to its token's.
+
+    Nothing is migrated here: each region is migrated on its own (``mneia migrate`` with its
+    DATABASE_URL and ``--region``). A region that cannot be reached now is said, and served
+    anyway: its requests fail until it answers, the others' do not wait for it. The default
+    region (requests naming none) is MNEIA_REGION's when it is one of them, else the first named.
+    """
+    import uvicorn
+
+    from mneia.http.transport import server_options
+
+    if args.workers > 1:
+        raise CliError("--workers: serving several regions (MNEIA_REGIONS) runs one worker for now", status=2)
+    names = [name for name, _ in settings.regions]
+    default = settings.region if settings.region in names else names[0]
+    for name, url in settings.regions:
+        try:
+            reachable(url, who=f" of region {name} as {make_url(url).username}")
+        except CliError as exc:
+            print(f"mneia: warning: {exc}", file=sys.stderr, flush=True)
+    sock = listening_socket(args.host, args.port)
+    try:
+        config = uvicorn.Config(
+            partial(regions_app, settings.regions, default),
+            factory=True,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            lifespan="on",
+            **server_options(),
+        )
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        port = sock.getsockname()[1]
+        served = ", ".join(f"{name} at {shown(url)}" for name, url in settings.regions)
+        say(f"starting 1 worker on {host}:{port}")
+        announce_ready(
+            args.host, port, f"ready at http://{host}:{port}/graphql (regions: {served}; default {default})"
+        )
+        with suppress(_Stop, KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 READY_PATIENCE = 600.0
@@ -415,22 +497,42 @@ def _admin_act(args: argparse.Namespace, what: str, act: Callable[[AsyncEngine],
 
 
 def run_bootstrap(args: argparse.Namespace) -> None:
-    from mneia.storage import workspace
+    from mneia.storage import directory, workspace
 
+    settings = _settings(args)
+    if settings.directory_url:
+        _checked_url("MNEIA_DIRECTORY_URL", settings.directory_url)
     made = _admin_act(
-        args, "bootstrap", lambda engine: workspace.bootstrap(engine, args.workspace, args.human)
+        args,
+        "bootstrap",
+        lambda engine: workspace.bootstrap(engine, args.workspace, args.human, region=settings.region),
     )
+    if settings.directory_url:
+        # After the region's database: a workspace the directory names always exists.
+        url = async_url(settings.directory_url)
+        try:
+            asyncio.run(directory.record(url, made.workspace_id, made.region, made.identity_id))
+        except (OSError, SQLAlchemyError) as exc:
+            raise CliError(
+                f"workspace {made.workspace_id} was created in region {made.region}, but recording it in"
+                f" the directory at {shown(url)} failed: {reason(exc)} (its token: {made.token})"
+            ) from None
     if args.json:
         print(
             json.dumps(
-                {"workspaceId": str(made.workspace_id), "actorId": str(made.actor_id), "token": made.token}
+                {
+                    "workspaceId": str(made.workspace_id),
+                    "actorId": str(made.actor_id),
+                    "token": made.token,
+                    "region": made.region,
+                }
             )
         )
         return
     if args.token:
         print(made.token)
         return
-    print(f"Workspace {args.workspace!r} created: {made.workspace_id}")
+    print(f"Workspace {args.workspace!r} created in region {made.region}: {made.workspace_id}")
     print(f"Human {args.human!r}: {made.actor_id}")
     print(f"Token (shown once, store it now): {made.token}")
 
@@ -498,6 +600,12 @@ def _non_empty(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("must not be empty")
     return value.strip()
+
+
+def _region_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--region", metavar="NAME", default=None, help=f"{what} (default: MNEIA_REGION, else local)"
+    )
 
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -910,11 +1018,19 @@ def parser() -> argparse.ArgumentParser:
         help="processes serving the same socket (default 1); migrations and the embedded "
         "server happen once, before they start",
     )
+    _region_option(
+        serve_cmd,
+        "serve only this region's workspaces (DATABASE_URL is its database), refusing other regions'"
+        " tokens; without it and with MNEIA_REGIONS, serve every region named there",
+    )
     _data_dir_option(serve_cmd)
     serve_cmd.set_defaults(run=serve)
 
     migrate_cmd = commands.add_parser(
         "migrate", help="apply migrations; set mneia_app's password from MNEIA_APP_PASSWORD"
+    )
+    _region_option(
+        migrate_cmd, "the region of DATABASE_URL's database, given to the workspaces made before 0029"
     )
     _data_dir_option(migrate_cmd)
     migrate_cmd.set_defaults(run=run_migrate)
@@ -966,11 +1082,14 @@ def parser() -> argparse.ArgumentParser:
         "--human", required=True, type=_non_empty, metavar="NAME", help="its first human's name"
     )
     shown = boot.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true", help="print workspaceId, actorId, token")
+    shown.add_argument("--json", action="store_true", help="print workspaceId, actorId, token, region")
     shown.add_argument(
         "--token",
         action="store_true",
         help="print the token alone (ALICE=$(mneia admin bootstrap … --token))",
+    )
+    _region_option(
+        boot, "the new workspace's region, whose database DATABASE_URL is (recorded in MNEIA_DIRECTORY_URL's)"
     )
     _data_dir_option(boot)
     boot.set_defaults(run=run_bootstrap)

@@ -10,7 +10,12 @@ from ``MNEIA_APP_PASSWORD``, if any).
 names the browser origins allowed to call the API; unset, there is no CORS.
 ``MNEIA_PERSISTED_QUERY_BYTES`` bounds the persisted queries' memory.
 
-``MNEIA_REGION`` names where this server keeps its data (``Workspace.region``);
+``MNEIA_REGION`` names the region of this server's database: where ``admin
+bootstrap`` creates workspaces and what ``migrate`` gives the workspaces made
+before regions (each workspace's own is ``Workspace.region``);
+``MNEIA_REGIONS`` (``eu=postgresql://…,us=postgresql://…``) names several,
+each by the URL the server connects to it with, for ``mneia serve`` to serve
+them all; ``MNEIA_DIRECTORY_URL`` the regions' directory (storage.directory).
 ``MNEIA_OIDC_ISSUER``, ``MNEIA_OIDC_CLIENT_ID``, ``MNEIA_OIDC_CLIENT_SECRET``
 and ``MNEIA_PUBLIC_URL`` turn on sign-in with an OpenID provider (all four, or
 none: docs/identity.md).
@@ -84,15 +89,48 @@ def positive_count(name: str, value: str | None, default: int, of: str = "") -> 
 
 
 DEFAULT_REGION = "local"
-_REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+"""The region of a server that names none; its tokens name no region (storage.token)."""
+REGION_PATTERN = r"[a-z0-9]+(-[a-z0-9]+)*"
+"""A region's name: lowercase letters and digits, words joined by single hyphens, at most 32
+characters. No underscore, so that a token's region part reads unambiguously (``mneia_eu_…``);
+the database's CHECK on ``workspaces.region`` (storage/sql/tables.sql) says the same."""
+REGION_LENGTH = 32
+_REGION = re.compile(REGION_PATTERN)
 
 
-def region(value: str | None = None) -> str:
-    """``MNEIA_REGION`` (or ``value``): where this server keeps its data, the same for every workspace."""
+def region(value: str | None = None, *, name: str = "MNEIA_REGION") -> str:
+    """``MNEIA_REGION`` (or ``value``): the region of this server's database, where it creates workspaces."""
     given = (os.environ.get("MNEIA_REGION") if value is None else value) or DEFAULT_REGION
-    if not _REGION.fullmatch(given):
-        raise ValueError(f"MNEIA_REGION: {given!r} is not a region (letters, digits, '.', '_', '-')")
+    if len(given) > REGION_LENGTH or not _REGION.fullmatch(given):
+        raise ValueError(
+            f"{name}: {given!r} is not a region (lowercase letters and digits, words joined by '-',"
+            f" at most {REGION_LENGTH} characters)"
+        )
     return given
+
+
+_REGION_ENTRY = re.compile(r",\s*(?=[a-z0-9-]+=)")
+
+
+def regions(value: str | None) -> tuple[tuple[str, str], ...]:
+    """``MNEIA_REGIONS``: ``name=URL`` pairs, comma-separated, in order; empty when unset. Each URL is
+    the one the server connects with (``mneia_app`` and that region's password)."""
+    found: dict[str, str] = {}
+    for entry in _REGION_ENTRY.split((value or "").strip()):
+        if not entry.strip():
+            continue
+        name, equals, url = entry.strip().partition("=")
+        if not equals or not url.strip():
+            raise ValueError(f"MNEIA_REGIONS: {entry.strip()!r} is not name=postgresql://…")
+        name = region(name.strip(), name="MNEIA_REGIONS")
+        if name in found:
+            raise ValueError(f"MNEIA_REGIONS: region {name!r} is named twice")
+        try:
+            found[name] = async_url(url.strip())
+        except ValueError:
+            # Not the URL itself: it may carry a password.
+            raise ValueError(f"MNEIA_REGIONS: region {name!r}: expected a postgresql:// URL") from None
+    return tuple(found.items())
 
 
 @dataclass(frozen=True)
@@ -151,6 +189,9 @@ class Settings:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     region: str = DEFAULT_REGION
     oidc: Oidc | None = None
+    regions: tuple[tuple[str, str], ...] = ()
+    """``MNEIA_REGIONS``: each region served by ``mneia serve``, and its server URL."""
+    directory_url: str | None = None
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
@@ -184,6 +225,8 @@ class Settings:
             ),
             region=region(env.get("MNEIA_REGION") or ""),
             oidc=Oidc.from_env(env),
+            regions=regions(env.get("MNEIA_REGIONS")),
+            directory_url=env.get("MNEIA_DIRECTORY_URL") or None,
         )
 
     def server_url(self, admin_url: str) -> str:

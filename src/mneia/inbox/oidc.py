@@ -45,7 +45,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from mneia.config import Oidc
+from mneia.config import DEFAULT_REGION, Oidc
 from mneia.inbox import cookie
 from mneia.inbox.page import Refused, form_of, html
 from mneia.storage import identity
@@ -110,9 +110,10 @@ def _page(status: int = 200, **values: Any) -> Response:
 
 
 class SignIn:
-    def __init__(self, settings: Oidc, engine: AsyncEngine) -> None:
+    def __init__(self, settings: Oidc, engine: AsyncEngine, region: str = DEFAULT_REGION) -> None:
         self.settings = settings
         self.engine = engine
+        self.region = region
         oauth = OAuth(cache=_Kept(engine))
         self.client: Any = oauth.register(
             name="mneia",
@@ -189,7 +190,7 @@ class SignIn:
         try:
             async with transaction(self.engine) as tx:
                 opened = await identity.open_session(
-                    tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME
+                    tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME, self.region
                 )
         except DBAPIError:
             opened = None
@@ -208,11 +209,12 @@ def _session_secret(settings: Oidc) -> str:
     return hmac.new(settings.client_secret.encode(), b"mneia oidc session v1", hashlib.sha256).hexdigest()
 
 
-def routes(settings: Oidc | None, engine: AsyncEngine) -> list[BaseRoute]:
-    """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured."""
+def routes(settings: Oidc | None, engine: AsyncEngine, region: str = DEFAULT_REGION) -> list[BaseRoute]:
+    """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
+    ``region``: the server's, which the session tokens name."""
     if settings is None:
         return []
-    sign_in = SignIn(settings, engine)
+    sign_in = SignIn(settings, engine, region)
     return [
         Mount(
             PATH,

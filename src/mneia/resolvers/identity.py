@@ -2,7 +2,8 @@
 
 ``myMemberships`` answers from the database's own function, which reads
 across workspaces only for the caller's person (storage.identity); what it
-shows of another workspace is its id and name (and this server's region),
+shows of another workspace is its id and name (and its region: the caller's
+workspace's, since a region's database holds only that region's workspaces),
 and the person's actor's id and name there. Invitations are a workspace's
 humans' (``createInvitation`` is human only; an agent lists none).
 """
@@ -15,7 +16,6 @@ from typing import Annotated
 
 import strawberry
 
-from mneia.config import region
 from mneia.errors import BadInput
 from mneia.resolvers.request.context import Info
 from mneia.schema.actor import Actor, Workspace
@@ -23,7 +23,7 @@ from mneia.schema.enums import ActorKind
 from mneia.schema.invitation import Invitation
 from mneia.schema.membership import Membership
 from mneia.schema.scalars import Duration
-from mneia.storage import identity, invitation
+from mneia.storage import identity, invitation, workspace
 from mneia.storage.workspace import WorkspaceRecord
 
 INVITATION_LIFETIME = timedelta(days=7)
@@ -37,10 +37,11 @@ async def my_memberships(info: Info) -> list[Membership]:
     context = info.context
     me = context.actor
     found = await identity.my_memberships(context.tx)
-    here = region()
+    mine = await workspace.get(context.tx, me.workspace_id)
+    assert mine is not None, "an authenticated actor's workspace is always visible"
     return [
         Membership(
-            workspace=Workspace.of(WorkspaceRecord(each.workspace_id, each.workspace_name), here),
+            workspace=Workspace.of(WorkspaceRecord(each.workspace_id, each.workspace_name, mine.region)),
             actor=Actor.of(me)
             if each.actor_id == me.id
             else Actor(

@@ -18,13 +18,13 @@ class Workspace:
     id: strawberry.ID = strawberry.field(description="The workspace's id.")
     name: str = strawberry.field(description="The workspace's name.")
     region: str = strawberry.field(
-        description="Where this server keeps the workspace's data (MNEIA_REGION); the same for every"
-        " workspace of one server."
+        description="The region whose database keeps the workspace's data, fixed when the workspace"
+        " was created; its tokens name it unless it is the default region, local."
     )
 
     @classmethod
-    def of(cls, record: WorkspaceRecord, region: str) -> Workspace:
-        return cls(id=strawberry.ID(str(record.id)), name=record.name, region=region)
+    def of(cls, record: WorkspaceRecord) -> Workspace:
+        return cls(id=strawberry.ID(str(record.id)), name=record.name, region=record.region)
 
 
 @strawberry.type(

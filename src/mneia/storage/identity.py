@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from sqlalchemy import select, text
 
+from mneia.config import DEFAULT_REGION
 from mneia.storage import token
 from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.tables import actors, identities
@@ -96,10 +97,16 @@ async def sign_in(
 
 
 async def open_session(
-    tx: Tx, issuer: str, subject: str, workspace_id: uuid.UUID, lifetime: timedelta
+    tx: Tx,
+    issuer: str,
+    subject: str,
+    workspace_id: uuid.UUID,
+    lifetime: timedelta,
+    region: str = DEFAULT_REGION,
 ) -> tuple[str, uuid.UUID] | None:
-    """A session token for the person's human actor of the workspace: its secret (shown once) and id."""
-    secret = token.mint(workspace_id)
+    """A session token for the person's human actor of the workspace: its secret (shown once) and id.
+    ``region``: the server's, where the workspace is (its token names it)."""
+    secret = token.mint(workspace_id, region)
     made = (
         await tx.execute(
             _SESSION,
@@ -108,7 +115,7 @@ async def open_session(
                 "subject": subject,
                 "workspace": str(workspace_id),
                 "digest": token.digest(secret),
-                "hint": secret[: token.HINT_LENGTH],
+                "hint": token.hint(secret),
                 "lifetime": lifetime,
             },
         )

@@ -31,10 +31,13 @@ def script_location() -> Path:
     return Path(mneia.__file__).resolve().parents[2] / "alembic"
 
 
-def config(admin_url: str) -> Config:
+def config(admin_url: str, region: str | None = None) -> Config:
+    """Alembic's configuration; ``region``: the server's, which 0029 gives the workspaces that exist
+    (None: ``MNEIA_REGION``, else ``local``)."""
     cfg = Config()
     cfg.set_main_option("script_location", str(script_location()))
     cfg.attributes["url"] = admin_url
+    cfg.attributes["region"] = region
     return cfg
 
 
@@ -44,6 +47,7 @@ def upgrade(
     on_step: Callable[[str], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    region: str | None = None,
 ) -> None:
     """Apply the migrations up to ``revision``; ``on_step`` hears each revision's id once it is applied
     (they commit together, at the end). On Citus, build the declared schema instead (``on_note``
@@ -51,7 +55,7 @@ def upgrade(
     if asyncio.run(citus.detected(admin_url)):
         _build_on_citus(admin_url, revision, on_note or _unheard, on_warning or _unheard)
         return
-    cfg = config(admin_url)
+    cfg = config(admin_url, region)
     if on_step is not None:
         cfg.attributes["on_step"] = on_step
     command.upgrade(cfg, revision)

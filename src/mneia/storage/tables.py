@@ -111,6 +111,7 @@ workspaces = Table(
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("name", Text, nullable=False),
     _at("created_at"),
+    Column("region", Text, nullable=False),
 )
 
 identities = Table(

@@ -10,6 +10,16 @@ part is not a secret, and changing it changes the digest: a token names one
 workspace and authenticates only there. Tokens minted before 0024 name none
 and are still found by their digest alone.
 
+A token of a workspace outside the default region (``config.DEFAULT_REGION``)
+names that region before its secret: ``mneia_`` + region + ``_`` + secret +
+workspace (``mneia_eu_…``), so that a server of several regions hands the
+request to the right one without reading anything (http/region.py). The parts
+are read by length: the secret and workspace are the last 65 characters, so a
+default region's token (``mneia_`` + 65 or 43) is never read as naming one,
+and a region's name (config.REGION_PATTERN) has no underscore. The region
+part is not a secret either, and the digest covers the whole token: a token
+changed to name another region is another token, unknown everywhere.
+
 ``mneia_authenticate`` (storage/sql/context.sql) finds the token by its
 workspace and digest and binds the transaction to its workspace and actor,
 sealed: it is the only way a transaction of the server's role gets a context.
@@ -26,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -34,16 +45,19 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, insert, select, text, update
 
+from mneia.config import DEFAULT_REGION, REGION_LENGTH, REGION_PATTERN
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Driven, Tx, from_row, stated
 from mneia.storage.ids import new_id
-from mneia.storage.tables import api_tokens
+from mneia.storage.tables import api_tokens, workspaces
 from mneia.vocabulary import ActorKind
 
 PREFIX = "mneia_"
 HINT_LENGTH = len(PREFIX) + 4  # "mneia_" and 24 of the secret's 256 bits
 SECRET_LENGTH = 43  # 32 random bytes in unpadded base64url
 WORKSPACE_LENGTH = 22  # a workspace id's 16 bytes in unpadded base64url
+_NAMED = SECRET_LENGTH + WORKSPACE_LENGTH
+_REGION_PART = re.compile(f"({REGION_PATTERN})_")
 
 _AUTHENTICATE = Driven(
     text(
@@ -85,19 +99,49 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def mint(workspace_id: uuid.UUID) -> str:
-    """A new token of the workspace: the prefix, 256 random bits, then the workspace it names."""
+def mint(workspace_id: uuid.UUID, region: str = DEFAULT_REGION) -> str:
+    """A new token of the workspace: the prefix, its region unless the default, 256 random bits, then
+    the workspace it names."""
     named = base64.urlsafe_b64encode(workspace_id.bytes).rstrip(b"=").decode()
-    return PREFIX + secrets.token_urlsafe(32) + named
+    regional = "" if region == DEFAULT_REGION else region + "_"
+    return PREFIX + regional + secrets.token_urlsafe(32) + named
+
+
+def _parts(token: str) -> tuple[str | None, str] | None:
+    """The region a token names (None: the default) and what follows it; None for text that is no
+    token of Mneia's form."""
+    body = token.removeprefix(PREFIX)
+    if body == token:
+        return None
+    if len(body) in (_NAMED, SECRET_LENGTH):
+        return None, body
+    region, rest = body[: -_NAMED - 1], body[-_NAMED - 1 :]
+    if len(region) > REGION_LENGTH or not _REGION_PART.fullmatch(region + rest[0]):
+        return None
+    return region, rest[1:]
+
+
+def hint(token: str) -> str:
+    """What a token is listed by: ``mneia_`` and the secret's first 4 characters (24 of its 256 bits),
+    the region part left out (it would not fit the column's 16 characters; the workspace says it)."""
+    parts = _parts(token)
+    return PREFIX + parts[1][: HINT_LENGTH - len(PREFIX)] if parts else token[:HINT_LENGTH]
+
+
+def region_of(token: str) -> str | None:
+    """The region a token names; None when it names none (the default region's, or text that is no
+    token: the database finds neither). Reads nothing but the token."""
+    parts = _parts(token)
+    return parts[0] if parts else None
 
 
 def workspace_of(token: str) -> uuid.UUID | None:
     """The workspace a token names; None for a token minted before 0024, or text that is no token."""
-    body = token.removeprefix(PREFIX)
-    if body == token or len(body) != SECRET_LENGTH + WORKSPACE_LENGTH:
+    parts = _parts(token)
+    if parts is None or len(parts[1]) != _NAMED:
         return None
     try:
-        named = base64.urlsafe_b64decode(body[SECRET_LENGTH:] + "==")
+        named = base64.urlsafe_b64decode(parts[1][SECRET_LENGTH:] + "==")
     except (binascii.Error, ValueError):
         return None
     return uuid.UUID(bytes=named) if len(named) == 16 else None
@@ -126,8 +170,13 @@ async def create(
     expires_at: datetime | None = None,
     expires_in: timedelta | None = None,
 ) -> tuple[str, TokenRecord]:
-    """A new token: its secret (shown once) and record. ``expires_in`` counts from the database's now()."""
-    secret = mint(workspace_id)
+    """A new token: its secret (shown once) and record. ``expires_in`` counts from the database's now().
+
+    It names the workspace's region, read from the workspace's row (fixed when it was created)."""
+    region = (
+        await tx.execute(select(workspaces.c.region).where(workspaces.c.id == workspace_id))
+    ).scalar_one()
+    secret = mint(workspace_id, region)
     expiry = func.now() + expires_in if expires_in is not None else expires_at
     row = (
         await tx.execute(
@@ -137,7 +186,7 @@ async def create(
                 id=new_id(),
                 actor_id=actor_id,
                 token_hash=digest(secret),
-                hint=secret[:HINT_LENGTH],
+                hint=hint(secret),
                 created_by=created_by,
                 expires_at=expiry,
             )

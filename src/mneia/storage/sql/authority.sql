@@ -536,3 +536,21 @@ CREATE FUNCTION public.mneia_token_minted() RETURNS trigger
 
 CREATE TRIGGER api_tokens_minted BEFORE INSERT ON api_tokens
   FOR EACH ROW EXECUTE FUNCTION public.mneia_token_minted();
+
+-- A workspace's region is fixed when it is created (docs/scale-out.md, Regions):
+-- its rows live in that region's database, and its tokens name it. Moving a
+-- workspace is a copy into another region's database, never an UPDATE, so this
+-- refuses everyone, the owner's sessions too.
+CREATE FUNCTION public.mneia_region_fixed() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    RAISE EXCEPTION 'REFUSED: a workspace''s region is fixed when it is created (% stays in %)',
+      OLD.id, OLD.region USING ERRCODE = 'insufficient_privilege';
+  END
+  $$;
+
+CREATE TRIGGER workspaces_region_fixed BEFORE UPDATE OF region ON workspaces
+  FOR EACH ROW WHEN (NEW.region IS DISTINCT FROM OLD.region)
+  EXECUTE FUNCTION public.mneia_region_fixed();

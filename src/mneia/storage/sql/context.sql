@@ -273,12 +273,13 @@ CREATE FUNCTION public.mneia_authenticate(presented text, named uuid)
   END
   $$;
 
--- A workspace, its first human and that human's token (by digest): the
--- administrator's act (`mneia admin bootstrap`), given the new workspace's id,
--- which the token names. Owner only.
+-- A workspace of a region, its first human and that human's token (by
+-- digest): the administrator's act (`mneia admin bootstrap`), given the new
+-- workspace's id, which the token names. Owner only. The identity's id is
+-- returned for the regions' directory (storage/directory.py).
 CREATE FUNCTION public.mneia_bootstrap(new_workspace uuid, workspace_name text, human_name text,
-    token_digest text)
-  RETURNS TABLE (workspace_id uuid, actor_id uuid)
+    token_digest text, workspace_region text)
+  RETURNS TABLE (workspace_id uuid, actor_id uuid, identity_id uuid)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
@@ -287,14 +288,14 @@ CREATE FUNCTION public.mneia_bootstrap(new_workspace uuid, workspace_name text, 
     new_identity uuid := public.mneia_uuid7();
   BEGIN
     PERFORM public.mneia_bind(new_workspace, new_actor);
-    INSERT INTO public.workspaces (id, name) VALUES (new_workspace, workspace_name);
+    INSERT INTO public.workspaces (id, name, region) VALUES (new_workspace, workspace_name, workspace_region);
     INSERT INTO public.identities (id, display_name) VALUES (new_identity, human_name);
     INSERT INTO public.actors (workspace_id, id, kind, name, identity_id)
       VALUES (new_workspace, new_actor, 'HUMAN', human_name, new_identity);
     INSERT INTO public.api_tokens (workspace_id, id, actor_id, token_hash)
       VALUES (new_workspace, public.mneia_uuid7(), new_actor, token_digest);
     PERFORM public.mneia_unbind();
-    RETURN QUERY SELECT new_workspace, new_actor;
+    RETURN QUERY SELECT new_workspace, new_actor, new_identity;
   END
   $$;
 

