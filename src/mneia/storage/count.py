@@ -84,9 +84,20 @@ def once(count: Callable[[], Awaitable[Count]]) -> Callable[[], Awaitable[Count]
     return shared
 
 
+_UNFOLDED = text("SELECT DISTINCT workspace_id FROM item_counts WHERE slot <> 0")
+_FOLD = text("SELECT mneia_fold_item_counts(CAST(:workspace AS uuid))")
+
+
 async def fold(admin: AsyncEngine) -> int:
     """Fold every connection's counter rows into one per audience (the sweep's upkeep, as the
-    owner): how many rows it folded. Counts are the same before and after."""
-    async with transaction(admin) as tx:
+    owner), a workspace per transaction: how many rows it folded. Counts are the same before
+    and after."""
+    async with transaction(admin, read=True) as tx:
         await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-        return int((await tx.execute(text("SELECT mneia_fold_item_counts()"))).scalar_one())
+        workspaces = list((await tx.execute(_UNFOLDED)).scalars())
+    folded = 0
+    for workspace in workspaces:
+        async with transaction(admin) as tx:
+            await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+            folded += int((await tx.execute(_FOLD, {"workspace": str(workspace)})).scalar_one())
+    return folded

@@ -114,10 +114,12 @@ CREATE TRIGGER items_counted_delete AFTER DELETE ON items
   REFERENCING OLD TABLE AS stale
   FOR EACH STATEMENT EXECUTE FUNCTION public.mneia_items_count();
 
--- Folds every connection's rows into slot 0 and drops the rows that count nothing. Rows a
--- writer holds are skipped (folded next time): the fold never waits on a writer, and a
--- writer waits at most for the fold's own short transaction. The administrator's (the sweep).
-CREATE FUNCTION public.mneia_fold_item_counts() RETURNS bigint
+-- Folds one workspace's rows of every connection into slot 0 and drops the rows that count
+-- nothing. Rows a writer holds are skipped (folded next time): the fold never waits on a writer,
+-- and a writer waits at most for the fold's own short transaction. The administrator's (the
+-- sweep, workspace by workspace: on Citus each statement then runs on the workspace's shard,
+-- and a statement that locks rows must).
+CREATE FUNCTION public.mneia_fold_item_counts(workspace uuid) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
@@ -126,7 +128,8 @@ CREATE FUNCTION public.mneia_fold_item_counts() RETURNS bigint
   BEGIN
     WITH moved AS (
       DELETE FROM public.item_counts c
-      WHERE c.ctid IN (SELECT l.ctid FROM public.item_counts l WHERE l.slot <> 0
+      WHERE c.workspace_id = workspace
+        AND c.ctid IN (SELECT l.ctid FROM public.item_counts l WHERE l.workspace_id = workspace AND l.slot <> 0
                        FOR UPDATE SKIP LOCKED)
       RETURNING c.*
     ), summed AS (
@@ -144,7 +147,7 @@ CREATE FUNCTION public.mneia_fold_item_counts() RETURNS bigint
       RETURNING 1
     )
     SELECT count(*) INTO folded FROM moved;
-    DELETE FROM public.item_counts c WHERE c.slot = 0 AND c.n = 0;
+    DELETE FROM public.item_counts c WHERE c.workspace_id = workspace AND c.slot = 0 AND c.n = 0;
     RETURN folded;
   END
   $$;

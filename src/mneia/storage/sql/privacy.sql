@@ -207,7 +207,9 @@ CREATE FUNCTION public.mneia_erase_actor(target uuid) RETURNS SETOF uuid
     UPDATE public.api_tokens t SET revoked_at = now(), revoked_by = me
       WHERE t.workspace_id = ws AND t.actor_id = target AND t.revoked_at IS NULL;
     UPDATE public.actors a
-      SET name = 'erased actor ' || left(md5(a.id::text), 8), erased_at = coalesce(a.erased_at, now()),
+      -- least, not coalesce: it too keeps an earlier erasure, and Citus refuses a function that
+      -- is not immutable inside COALESCE or CASE in an UPDATE of a distributed table.
+      SET name = 'erased actor ' || left(md5(a.id::text), 8), erased_at = least(a.erased_at, now()),
           identity_id = NULL  -- R19: the person is no longer linked to it
       WHERE a.workspace_id = ws AND a.id = target;
     UPDATE public.sessions s SET task = NULL, deep_link = NULL
