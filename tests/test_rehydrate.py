@@ -442,6 +442,10 @@ NOT_LEAKPROOF = text("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) N
 RARE_WORD = text("EXPLAIN SELECT id FROM items WHERE search @@ to_tsquery('english', 'chargeback')")
 
 
+@pytest.mark.skipif(
+    citus_asked(),
+    reason="reads one server's plans: on Citus a statement's plan is Citus's scan around the shard's",
+)
 async def test_r11_9_full_text_search_may_use_its_index_under_row_level_security(
     api: Api, world: World
 ) -> None:
