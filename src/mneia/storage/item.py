@@ -517,10 +517,17 @@ async def of_session(tx: Tx, session_id: uuid.UUID) -> list[ItemRecord]:
 
 def first_written(table: Any, status: ItemStatus) -> Any:
     """When ``table``'s item first took ``status`` by its written states (NULL if none says). The
-    status is written into the SQL (a vocabulary value), so statements built once can hold it."""
+    status is written into the SQL (a vocabulary value), so statements built once can hold it.
+
+    The sub-select states the workspace itself (the statement's ``workspace`` parameter), not only
+    by its correlation to ``table``: on Citus a correlated sub-select that does not keeps the
+    statement from being routed to one shard, and with a recursive CTE beside it (the
+    replacements' chains, rehydration.candidates) Citus then refuses the statement ("recursive
+    CTEs are only supported when they contain a filter on the distribution column")."""
     return (
         select(func.min(item_states.c.since))
         .where(
+            stated(item_states),
             item_states.c.workspace_id == table.c.workspace_id,
             item_states.c.item_id == table.c.id,
             item_states.c.status == literal_column(f"'{status.value}'", Text),
