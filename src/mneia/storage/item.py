@@ -256,24 +256,34 @@ def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
 def _state_at(table: Any, moment: Any) -> Any:
     """The one state of ``table``'s item that holds ``moment``: a LATERAL subquery of one row or none.
     Whether the item has a state written is planned apart, given the item's workspace as a parameter
-    of its own: so it also states the workspace, the parameter ``workspace`` (storage.database.stated)."""
-    written, other = item_states.alias("written"), item_states.alias("other")
+    of its own: so it also states the workspace, the parameter ``workspace`` (storage.database.stated).
+
+    The implied state reads the item's own row again (``implied``, by its key) rather than the
+    outer row with no FROM: Citus refuses a union with a branch that has no FROM ("Subqueries
+    without a FROM clause are not supported with union operator"), so every read as of a moment
+    failed on a cluster. Each branch states the workspace, so Citus plans the whole on one shard.
+    """
+    written, other, implied_row = (
+        item_states.alias("written"),
+        item_states.alias("other"),
+        items.alias("implied"),
+    )
     kept = sorted(STATE_FIELDS)
     held = select(*(written.c[name] for name in kept)).where(
+        stated(written),
         written.c.workspace_id == table.c.workspace_id,
         written.c.item_id == table.c.id,
         written.c.since <= moment,
         written.c.until > moment,
     )
-    implied = (
-        select(*(table.c[name] for name in kept))
-        .where(
-            table.c.asserted_at <= moment,
-            ~exists()
-            .where(stated(other), other.c.workspace_id == table.c.workspace_id, other.c.item_id == table.c.id)
-            .correlate_except(other),
-        )
-        .correlate(table)
+    implied = select(*(implied_row.c[name] for name in kept)).where(
+        stated(implied_row),
+        implied_row.c.workspace_id == table.c.workspace_id,
+        implied_row.c.id == table.c.id,
+        implied_row.c.asserted_at <= moment,
+        ~exists()
+        .where(stated(other), other.c.workspace_id == table.c.workspace_id, other.c.item_id == table.c.id)
+        .correlate_except(other),
     )
     return union_all(held, implied).lateral()
 
