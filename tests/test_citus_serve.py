@@ -12,7 +12,8 @@ ASGI application built as ``mneia serve`` builds it on Citus (``create_app`` wit
   (minted before migration 0024) is refused, saying it cannot be routed;
 - a workspace whose shard group moves to the other worker is found there after the map, which
   still names the old worker, is read again once; an unknown token reads it once, not again;
-- ``storage.node.urls`` lists every node, the coordinator first, as the server's role.
+- ``storage.node.urls`` lists every node, the coordinator first, as the server's role;
+- the real ``mneia serve`` finds the citus extension and routes the same way.
 
 Opt-in (``MNEIA_CITUS=1``), as every Citus module (tests/citus.py).
 """
@@ -39,6 +40,7 @@ from mneia.storage.database import create_engine
 from tests.citus import ASKED, BUILD_TIMEOUT
 from tests.citus import output as citus_sh
 from tests.graphql import Api, World
+from tests.live import cli_env, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
 from tests.test_citus_migrate import DATABASE_URL, STATUS_LINE, Cluster, mneia_migrate
 
@@ -272,3 +274,28 @@ async def test_an_unknown_token_reads_the_map_once_and_is_refused(served: Served
         del served.nodes._node_of
     assert_code(error, "UNAUTHENTICATED")
     assert reads == [uuid.UUID(world.workspace_id)], reads  # once after the refusal, not in a loop
+
+
+def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    logs = scratch / "serve"
+    logs.mkdir(exist_ok=True)
+    asked = {"query": "{ me { id } }"}
+    with serving([], cli_env(scratch, DATABASE_URL=served.cluster.url), logs) as (_, base):
+        answers = [
+            httpx.post(
+                f"{base}/graphql",
+                json=asked,
+                headers={"Authorization": f"Bearer {w.human.token}"},
+                timeout=60,
+            ).json()
+            for w in (worlds.one, worlds.other)
+        ]
+        ready = httpx.get(f"{base}/readyz", timeout=60)
+    # Through the coordinator alone these tokens would bind nobody (tests/test_citus_migrate.py).
+    assert [a.get("data") for a in answers] == [
+        {"me": {"id": w.human.id}} for w in (worlds.one, worlds.other)
+    ]
+    assert ready.status_code == 200, ready.text
+    assert "a Citus coordinator: each request runs on the node" in (logs / "serve.out").read_text()
