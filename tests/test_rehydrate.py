@@ -23,7 +23,9 @@ from mneia.config import app_url
 from mneia.rehydration import candidates, profile, render, slice, tokens
 from mneia.storage import database
 from mneia.storage.database import Driven, Tx, create_engine
+from mneia.storage.node import Nodes
 from mneia.vocabulary import ItemKind
+from tests import support
 from tests.graphql import Api, World
 from tests.support import (
     MAKE_LOAD_BEARING,
@@ -385,13 +387,16 @@ def supersede_elsewhere(admin_url: str, world: World, target: str, statement: st
 
     async def write() -> None:
         engine = create_engine(app_url(admin_url), pool_size=1)
-        transport = httpx.ASGITransport(app=create_app(engine, dispose_engine=False))
+        nodes = Nodes(engine, pool_size=1) if support.ROUTED is not None else None  # on Citus, routed
+        transport = httpx.ASGITransport(app=create_app(engine, dispose_engine=False, nodes=nodes))
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://elsewhere.test") as http:
                 await Api(http, engine).run(
                     world.human.token, SUPERSEDE, **supersession(world.project_id, target, statement, "moved")
                 )
         finally:
+            if nodes is not None:
+                await nodes.dispose()
             await engine.dispose()
 
     writer = threading.Thread(target=lambda: asyncio.run(write()))
