@@ -36,11 +36,17 @@ from mneia.config import OWNER_ROLE
 from mneia.storage import database, failures
 from mneia.storage.event import of_items
 from mneia.storage.item import ItemRecord
+from mneia.storage.node import Nodes
 from mneia.storage.tables import items, metadata
 from mneia.storage.token import PREFIX, digest, mint, workspace_of
 from mneia.storage.workspace import Bootstrap
 from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Who
+
+ROUTED: Nodes | None = None
+"""On a Citus cluster (conftest's ``MNEIA_TEST_CITUS``): where each workspace lives, for ``as_caller``."""
+ROUTED_ADMIN: Nodes | None = None
+"""The same, with the administrator's pools, for ``as_owner``."""
 
 if TYPE_CHECKING:
     from tests.graphql import Api, World
@@ -110,7 +116,13 @@ async def authenticate(connection: AsyncConnection, who: Who) -> None:
 
 @asynccontextmanager
 async def as_caller(engine: AsyncEngine, who: Who) -> AsyncIterator[AsyncConnection]:
-    """A transaction as the server's role (mneia_app) bound to ``who``; always rolled back."""
+    """A transaction as the server's role (mneia_app) bound to ``who``; always rolled back.
+
+    On Citus (``ROUTED``), on the node that holds ``who``'s workspace, as the server would run it.
+    """
+    named = workspace_of(who.token)
+    if ROUTED is not None and named is not None:
+        engine = await ROUTED.engine(named)
     async with as_nobody(engine) as connection:
         await authenticate(connection, who)
         yield connection
@@ -160,7 +172,11 @@ async def visible_item_ids(engine: AsyncEngine, who: Who) -> set[str]:
 
 @asynccontextmanager
 async def as_owner(admin_engine: AsyncEngine, who: Who) -> AsyncIterator[AsyncConnection]:
-    """A committed transaction as the owner role bound to ``who`` (for bulk fixtures)."""
+    """A committed transaction as the owner role bound to ``who`` (for bulk fixtures); on Citus on
+    the node of ``who``'s workspace."""
+    named = workspace_of(who.token)
+    if ROUTED_ADMIN is not None and named is not None:
+        admin_engine = await ROUTED_ADMIN.engine(named)
     async with admin_engine.connect() as connection, connection.begin():
         await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
         await authenticate(connection, who)

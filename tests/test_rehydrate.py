@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -24,8 +23,9 @@ from mneia.config import app_url
 from mneia.rehydration import candidates, profile, render, slice, tokens
 from mneia.storage import database
 from mneia.storage.database import Driven, Tx, create_engine
+from mneia.storage.node import Nodes
 from mneia.vocabulary import ItemKind
-from tests.database import citus_asked
+from tests import support
 from tests.graphql import Api, World
 from tests.support import (
     MAKE_LOAD_BEARING,
@@ -345,12 +345,6 @@ class Explaining(Tx):
         return await super().fetch(statement, params)
 
 
-@pytest.mark.skipif(
-    citus_asked(),
-    reason="reads one server's plans: on Citus a statement's plan is Citus's scan around the shard's, and"
-    " Citus explains a task over a connection of its own, which it refuses in a transaction that"
-    " already ran tasks locally (the candidates' correctness is asserted by the other R11 tests)",
-)
 async def test_r11_9_candidates_are_chosen_in_sql_with_indexes_never_the_whole_project(
     api: Api, world: World, engine: AsyncEngine
 ) -> None:
@@ -393,13 +387,16 @@ def supersede_elsewhere(admin_url: str, world: World, target: str, statement: st
 
     async def write() -> None:
         engine = create_engine(app_url(admin_url), pool_size=1)
-        transport = httpx.ASGITransport(app=create_app(engine, dispose_engine=False))
+        nodes = Nodes(engine, pool_size=1) if support.ROUTED is not None else None  # on Citus, routed
+        transport = httpx.ASGITransport(app=create_app(engine, dispose_engine=False, nodes=nodes))
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://elsewhere.test") as http:
                 await Api(http, engine).run(
                     world.human.token, SUPERSEDE, **supersession(world.project_id, target, statement, "moved")
                 )
         finally:
+            if nodes is not None:
+                await nodes.dispose()
             await engine.dispose()
 
     writer = threading.Thread(target=lambda: asyncio.run(write()))
@@ -442,10 +439,6 @@ NOT_LEAKPROOF = text("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) N
 RARE_WORD = text("EXPLAIN SELECT id FROM items WHERE search @@ to_tsquery('english', 'chargeback')")
 
 
-@pytest.mark.skipif(
-    citus_asked(),
-    reason="reads one server's plans: on Citus a statement's plan is Citus's scan around the shard's",
-)
 async def test_r11_9_full_text_search_may_use_its_index_under_row_level_security(
     api: Api, world: World
 ) -> None:

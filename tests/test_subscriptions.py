@@ -674,7 +674,9 @@ async def test_r15_delivery_resumes_after_the_listening_connection_is_lost(
         killed = {row["pid"] for row in await rows(api.admin_engine, listening)}
         assert killed, "no connection listens although a subscription is registered"
         for pid in killed:
-            await rows(api.admin_engine, "SELECT pg_terminate_backend(CAST(:pid AS integer)) AS done", pid=pid)
+            await rows(
+                api.admin_engine, "SELECT pg_terminate_backend(CAST(:pid AS integer)) AS done", pid=pid
+            )
         async with asyncio.timeout(READY):
             while not {row["pid"] for row in await rows(api.admin_engine, listening)} - killed:  # noqa: ASYNC110
                 await asyncio.sleep(0.02)

@@ -41,6 +41,7 @@ from mneia.inbox import oidc
 from mneia.mcp.http import Endpoint
 from mneia.resolvers.request.context import Context, bearer_token
 from mneia.resolvers.root import MneiaSchema, build_schema
+from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
 # What a browser app may send across origins: the bearer token, JSON, the
@@ -59,7 +60,7 @@ WEBSOCKET_HOLDER = "mneia.websocket_holder"
 
 
 class MneiaGraphQL(GraphQLOverHTTP):
-    def __init__(self, engine: AsyncEngine, hub: Hub, settings: Settings) -> None:
+    def __init__(self, engine: AsyncEngine, hub: Hub, settings: Settings, nodes: Nodes | None = None) -> None:
         super().__init__(
             build_schema(),
             graphql_ide="graphiql",
@@ -70,6 +71,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
         )
         self.engine = engine
         self.hub = hub
+        self.nodes = nodes
         self.max_websockets_per_token = settings.max_websockets_per_token
         self.websockets: collections.Counter[str] = collections.Counter()
         """Open websocket connections by token digest, in this process."""
@@ -100,6 +102,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
             engine=self.engine,
             bearer=bearer_token(request.headers.get("authorization")),
             hub=self.hub,
+            nodes=self.nodes,
             request=request,
             response=response,
         )
@@ -157,16 +160,22 @@ def create_app(
     dispose_engine: bool = True,
     settings: Settings | None = None,
     workers_dir: Path | None = None,
+    nodes: Nodes | None = None,
 ) -> Starlette:
     """The whole application. ``workers_dir``: one worker of several's, where each listens on a
-    Unix socket of its own (mcp.affinity)."""
+    Unix socket of its own (mcp.affinity).
+
+    ``nodes``: on a Citus cluster (``engine`` on its coordinator), where each workspace lives:
+    every request with a token runs on its workspace's node (storage.node); what reads no
+    tenant table runs on the coordinator (the probes: the revision is there only). None on one
+    server: one engine, nothing added."""
     settings = settings or Settings.from_env()
     hub = Hub(
         engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
     )
-    graphql = MneiaGraphQL(engine, hub, settings)
+    graphql = MneiaGraphQL(engine, hub, settings, nodes)
     probes = Probes(engine)
-    mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir)
+    mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir, nodes)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -178,6 +187,8 @@ def create_app(
             yield
         await hub.close()
         if dispose_engine:
+            if nodes is not None:
+                await nodes.dispose()
             await engine.dispose()
 
     app = Starlette(
@@ -189,7 +200,7 @@ def create_app(
             Route("/healthz", probes.healthz),
             Route("/readyz", probes.readyz),
             graphiql.assets,
-            *inbox.routes(graphql.schema, engine, hub, graphql),
+            *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
             *oidc.routes(settings.oidc, engine, settings.region),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.

@@ -253,7 +253,9 @@ def _raise_stop(signum: int, frame: FrameType | None) -> NoReturn:
     raise _Stop
 
 
-def worker_app(app_url: str, workers_dir: Path | None = None, region: str | None = None) -> Regions:
+def worker_app(
+    app_url: str, workers_dir: Path | None = None, region: str | None = None, citus: bool = False
+) -> Regions:
     """The app of one worker process, built there: an engine cannot cross a process boundary.
 
     What exists once the app is built (modules, the schema, the vendored
@@ -270,22 +272,34 @@ def worker_app(app_url: str, workers_dir: Path | None = None, region: str | None
     longest pause from 6.5 to 4.2 ms. Rarer still (10,000 and 10) saved a
     little more CPU but made the middle generation large: under 200
     subscribers its collections took up to 32-45 ms, stalling a whole event.
+
+    ``citus``: the database is a Citus coordinator's; each request then runs on the node that
+    holds its token's workspace (storage.node), through a pool per node.
     """
     from mneia.app import create_app
     from mneia.http.region import Regions
     from mneia.storage.database import create_engine
+    from mneia.storage.node import Nodes
 
     settings = Settings.from_env()
     settings = replace(settings, region=region) if region else settings
+    engine = create_engine(app_url)
+    nodes = Nodes(engine) if citus else None
     # One region's application: a token naming another region is refused before it (http.region).
     app = Regions(
-        {settings.region: create_app(create_engine(app_url), workers_dir=workers_dir, settings=settings)},
+        {settings.region: create_app(engine, workers_dir=workers_dir, settings=settings, nodes=nodes)},
         settings.region,
     )
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     return app
+
+
+async def _citus(admin_url: str) -> bool:
+    from mneia.storage import citus
+
+    return await citus.detected(admin_url)
 
 
 def _sweeper(admin_url: str) -> Sweeper | None:
@@ -326,10 +340,13 @@ def serve(args: argparse.Namespace) -> None:
             migrate(db, settings, say)
             app_url = settings.server_url(db.admin_url)
             reachable(app_url, who=f" as {make_url(app_url).username}")
+            citus = asyncio.run(_citus(db.admin_url))
+            if citus:
+                say("a Citus coordinator: each request runs on the node that holds its workspace")
             sweeper = _sweeper(db.admin_url)
             # A factory, so that each worker (a spawned process) builds its own engine.
             config = uvicorn.Config(
-                partial(worker_app, app_url, workers_dir, settings.region),
+                partial(worker_app, app_url, workers_dir, settings.region, citus),
                 factory=True,
                 workers=args.workers,
                 log_level=args.log_level,

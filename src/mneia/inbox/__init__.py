@@ -23,12 +23,15 @@ from mneia.inbox import session_graphql
 from mneia.inbox.assets import assets
 from mneia.inbox.operation import Api
 from mneia.inbox.page import Inbox
+from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
 
-def routes(schema: BaseSchema, engine: AsyncEngine, hub: Hub, endpoint: ASGIApp) -> list[BaseRoute]:
+def routes(
+    schema: BaseSchema, engine: AsyncEngine, hub: Hub, endpoint: ASGIApp, nodes: Nodes | None = None
+) -> list[BaseRoute]:
     """The inbox's pages; ``endpoint`` is /graphql's, which /inbox/graphql hands requests to."""
-    inbox = Inbox(Api(schema, engine, hub))
+    inbox = Inbox(Api(schema, engine, hub, nodes))
     return [
         Route("/inbox/graphiql", partial(session_graphql.page, inbox), methods=["GET"]),
         Route("/inbox/graphql", session_graphql.SessionGraphQL(inbox, endpoint), methods=["POST"]),

@@ -224,7 +224,7 @@ class Api(InProcess):
         Whatever was raised before ``ready`` is not announced: a page reads its panel again then.
         """
         queue: asyncio.Queue[str | None] = asyncio.Queue()
-        context = _Listening(engine=self.engine, bearer=token, hub=self.hub)
+        context = _Listening(engine=self.engine, bearer=token, hub=self.hub, nodes=self.nodes)
 
         async def follow(document: str, kind: str) -> None:
             try:

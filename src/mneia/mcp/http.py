@@ -43,14 +43,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from mneia.errors import Unauthenticated
 from mneia.mcp import server
 from mneia.mcp.affinity import Affinity
 from mneia.mcp.api import Api, raise_errors
 from mneia.mcp.connection import PROJECT_HEADER, client_info, header
+from mneia.resolvers.request.context import Context
 from mneia.resolvers.request.inprocess import InProcess
 from mneia.resolvers.root import MneiaSchema
 from mneia.storage import failures, token
-from mneia.storage.database import transaction
+from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
 log = logging.getLogger(__name__)
@@ -95,19 +97,23 @@ def unavailable(_: HTTPConnection, error: Exception) -> Response:
 class AgentTokens:
     """The SDK's ``TokenVerifier`` over Mneia's tokens: the actor, and its kind as a scope."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, nodes: Nodes | None = None) -> None:
         self.engine = engine
+        self.nodes = nodes
 
     async def verify_token(self, token_: str) -> AccessToken | None:
+        # Authenticated as a request's transaction is (on Citus, on the token's node).
+        context = Context(engine=self.engine, bearer=token_, nodes=self.nodes)
         try:
-            async with transaction(self.engine) as tx:
-                actor = await token.authenticate(tx, token_)
+            async with context.authenticated():
+                pass
+        except Unauthenticated:
+            return None
         except Exception as error:
             if failures.unavailable(error):
                 raise Unavailable("the database is unavailable") from error
             raise
-        if actor is None:
-            return None
+        actor = context.actor
         return AccessToken(
             token=token_,
             client_id=str(actor.id),
@@ -121,8 +127,10 @@ class HttpBackend:
 
     project_setting = "the X-Mneia-Project header"
 
-    def __init__(self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None) -> None:
-        self.local = InProcess(schema, engine, hub)
+    def __init__(
+        self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, nodes: Nodes | None = None
+    ) -> None:
+        self.local = InProcess(schema, engine, hub, nodes)
 
     def _token(self) -> str:
         access = get_access_token()
@@ -150,9 +158,14 @@ class Endpoint:
     """The ``/mcp`` route and the lifespan its session manager needs."""
 
     def __init__(
-        self, schema: MneiaSchema, engine: AsyncEngine, hub: Hub | None, workers_dir: Path | None = None
+        self,
+        schema: MneiaSchema,
+        engine: AsyncEngine,
+        hub: Hub | None,
+        workers_dir: Path | None = None,
+        nodes: Nodes | None = None,
     ) -> None:
-        self.server: MCPServer[Any] = server.build(HttpBackend(schema, engine, hub))
+        self.server: MCPServer[Any] = server.build(HttpBackend(schema, engine, hub, nodes))
         app = self.server.streamable_http_app(
             streamable_http_path=PATH,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -160,7 +173,7 @@ class Endpoint:
         guarded: ASGIApp = RequireAuthMiddleware(app, [AGENT_SCOPE])
         self.app: ASGIApp = AuthenticationMiddleware(
             AuthContextMiddleware(guarded),
-            backend=BearerAuthBackend(AgentTokens(engine)),
+            backend=BearerAuthBackend(AgentTokens(engine, nodes)),
             on_error=unavailable,
         )
         # One worker of several: a session's requests go to the worker that holds it.

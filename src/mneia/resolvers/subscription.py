@@ -102,7 +102,9 @@ class _Reads:
         key = (id(context.engine), context.token_digest(), what)
         read = self._open.get(key)
         if read is None:
-            read = self._open[key] = _Read(Context(engine=context.engine, bearer=secret), work)
+            read = self._open[key] = _Read(
+                Context(engine=context.engine, bearer=secret, nodes=context.nodes), work
+            )
         read.members += 1
         try:
             yield await asyncio.shield(read.result)

@@ -369,6 +369,48 @@ async def other_nodes(connection: asyncpg.Connection, url: str) -> list[str]:
     ]
 
 
+async def move(admin_url: str, workspace_id: uuid.UUID, host: str, port: int) -> tuple[str, int]:
+    """Move the shard group holding the workspace (and every workspace hashed with it) to the node
+    at ``host``:``port``, as the coordinator's administrator; the node it left.
+
+    Citus copies each shard as the table's owner, and under forced row-level security the owner,
+    bound to no workspace, reads none of most tables: a plain move failed on a foreign key
+    (item_counts' project missing from the copied projects), and a table without one would have
+    lost its rows silently. So the owner bypasses row-level security for the move only, on every
+    node (Citus propagates the role), and never after it, whatever the move's outcome.
+    ``block_writes``: the group is copied with writes to it blocked, without logical replication
+    (the nodes need no ``wal_level = logical``). The moved shards get the shells' policies (plain
+    calls, the same checks) and their triggers from Citus; the server finds the new node when a
+    token first binds nobody on the old one (storage.node).
+    """
+    async with _driver(admin_url) as connection:
+        row = await connection.fetchrow(
+            "SELECT p.shardid, n.nodename, n.nodeport FROM pg_dist_placement p"
+            " JOIN pg_dist_node n ON n.groupid = p.groupid"
+            " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', $1::uuid)",
+            workspace_id,
+        )
+        if row is None:
+            raise CitusError(f"no placement holds workspace {workspace_id}")
+        await connection.execute(f"ALTER ROLE {OWNER_ROLE} BYPASSRLS")
+        try:
+            await connection.execute(
+                "SELECT citus_move_shard_placement($1, $2, $3, $4, $5,"
+                " shard_transfer_mode := 'block_writes')",
+                row["shardid"],
+                row["nodename"],
+                row["nodeport"],
+                host,
+                port,
+            )
+        except asyncpg.PostgresError as exc:
+            raise CitusError(f"moving workspace {workspace_id}'s shards: {exc}") from exc
+        finally:
+            await connection.execute(f"ALTER ROLE {OWNER_ROLE} NOBYPASSRLS")
+        await connection.execute("CALL citus_cleanup_orphaned_resources()")
+    return (row["nodename"], row["nodeport"])
+
+
 async def build(admin_url: str, told: Callable[[str], None], warn: Callable[[str], None]) -> Plan:
     """The declared schema in the empty database of a Citus coordinator (as its administrator).
 

@@ -256,11 +256,18 @@ def _source(table: Any, moment: Any) -> tuple[Any, dict[str, Any]]:
 def _state_at(table: Any, moment: Any) -> Any:
     """The one state of ``table``'s item that holds ``moment``: a LATERAL subquery of one row or none.
     Whether the item has a state written is planned apart, given the item's workspace as a parameter
-    of its own: so it also states the workspace, the parameter ``workspace`` (storage.database.stated)."""
+    of its own: so it also states the workspace, the parameter ``workspace`` (storage.database.stated).
+
+    The written state states the workspace too, not only by its correlation to ``table``: without
+    it Citus could not route the statement to one shard, and refused the union's branch with no
+    FROM ("Subqueries without a FROM clause are not supported with union operator"), so every read
+    as of a moment failed on a cluster. (Reading the item's row again as that branch's FROM also
+    passed, but made a slice as of a moment a third slower on one server.)
+    """
     written, other = item_states.alias("written"), item_states.alias("other")
     kept = sorted(STATE_FIELDS)
     held = select(*(written.c[name] for name in kept)).where(
-        stated(written),  # Citus routes a LATERAL sub-select by its own condition, not its row's
+        stated(written),
         written.c.workspace_id == table.c.workspace_id,
         written.c.item_id == table.c.id,
         written.c.since <= moment,
@@ -520,9 +527,11 @@ def first_written(table: Any, status: ItemStatus) -> Any:
     """When ``table``'s item first took ``status`` by its written states (NULL if none says). The
     status is written into the SQL (a vocabulary value), so statements built once can hold it.
 
-    The sub-select states the workspace itself (the statement's ``workspace`` parameter): Citus
-    routes a statement to one shard only when every table in it is fixed to one distribution
-    value, and does not carry it into a correlated sub-select from the row it correlates with."""
+    The sub-select states the workspace itself (the statement's ``workspace`` parameter), not only
+    by its correlation to ``table``: on Citus a correlated sub-select that does not keeps the
+    statement from being routed to one shard, and with a recursive CTE beside it (the
+    replacements' chains, rehydration.candidates) Citus then refuses the statement ("recursive
+    CTEs are only supported when they contain a filter on the distribution column")."""
     return (
         select(func.min(item_states.c.since))
         .where(

@@ -163,15 +163,20 @@ async def start(
 async def end(tx: Tx, session_id: uuid.UUID) -> bool:
     """End a session; False when the caller may not end it. Ending twice keeps the first end.
 
-    ``least`` rather than ``coalesce``: it too skips a NULL, and the first end is never later
-    than this transaction's now(); Citus refuses a function that is not immutable inside a
-    COALESCE or CASE of a statement on a distributed table."""
-    result = await tx.execute(
-        update(sessions)
-        .where(stated(sessions, tx), sessions.c.id == session_id)
-        .values(ended_at=func.least(sessions.c.ended_at, func.now()))
+    Not ``ended_at = coalesce(ended_at, now())`` in one statement: Citus refuses a non-immutable
+    function inside COALESCE or CASE in an UPDATE. So the open session is ended at now(); only
+    when that changed no row does a second UPDATE, which keeps the end it has, say whether the
+    caller may end it (the same update policy decides; a concurrent end is waited for by the
+    first and found by the second).
+    """
+    where = (stated(sessions, tx), sessions.c.id == session_id)
+    opened = await tx.execute(
+        update(sessions).where(*where, sessions.c.ended_at.is_(None)).values(ended_at=func.now())
     )
-    return result.rowcount == 1
+    if opened.rowcount == 1:
+        return True
+    kept = await tx.execute(update(sessions).where(*where).values(ended_at=sessions.c.ended_at))
+    return kept.rowcount == 1
 
 
 async def lock(tx: Tx, session_id: uuid.UUID) -> SessionRecord | None:

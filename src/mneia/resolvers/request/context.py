@@ -6,13 +6,18 @@ per moment read (resolvers.view: a read ``asOf`` a moment gets its own).
 An operation that reads nothing (introspection only, ``{ __typename }``) has
 its token checked by the same statement in one round trip, without a
 transaction around it (``verified``).
+
+On a Citus cluster (``nodes``) both run on the node that holds the token's
+workspace (storage.node): the token names it, so nothing is read to route it.
+When the token binds nobody there, the workspace's node is read again once,
+and the token tried once on the new node should its shards have moved.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Hashable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +31,10 @@ from mneia.resolvers.reading import Loaders, View
 from mneia.storage import database, token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx, transaction
+from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
+
+UNKNOWN = "unknown or revoked bearer token"
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -56,6 +64,8 @@ class Context:
     engine: AsyncEngine
     bearer: str | None
     hub: Hub | None = None
+    nodes: Nodes | None = None
+    """On a Citus cluster, where each workspace lives (``engine`` is then the coordinator's)."""
     request: Any = None
     response: Any = None
     connection_params: dict[str, Any] | None = None
@@ -123,10 +133,8 @@ class Context:
         if not secret:
             self._actor = None
             raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
-        async with self.lock, transaction(self.engine, read=read) as tx:
-            self._actor = await token.authenticate(tx, secret)
-            if self._actor is None:
-                raise Unauthenticated("unknown or revoked bearer token")
+        async with self.lock, AsyncExitStack() as held:
+            tx, self._actor = await self._bound(held, secret, read)
             self._tx = tx
             self.loaders = Loaders(lambda: self.tx)
             self.now = datetime.now(UTC)
@@ -134,6 +142,27 @@ class Context:
                 yield tx
             finally:
                 self._tx = None
+
+    async def _bound(self, held: AsyncExitStack, secret: str, read: bool) -> tuple[Tx, ActorRecord]:
+        """A transaction on the token's node, bound to its actor, kept open in ``held``.
+
+        Refused (rolled back) as ``authenticated`` says; tried on a second node only when the
+        workspace's node was read again and had changed (``Nodes.moved``).
+        """
+        engine = await self._engine(secret)
+        for attempt in (1, 2):
+            async with AsyncExitStack() as opened:
+                tx = await opened.enter_async_context(transaction(engine, read=read))
+                actor = await token.authenticate(tx, secret)
+                if actor is not None:
+                    await held.enter_async_context(opened.pop_all())
+                    return tx, actor
+                tx.rollback_only = True
+            moved = await self._moved(secret, engine) if attempt == 1 else None
+            if moved is None:
+                break
+            engine = moved
+        raise Unauthenticated(UNKNOWN)
 
     async def verified(self) -> None:
         """Authenticate the token for an operation that reads nothing: ``mneia_authenticate`` alone,
@@ -150,16 +179,28 @@ class Context:
             raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
         async with self.lock:
             self._actor = None
-            for attempt in (1, 2):
-                try:
-                    self._actor = await _authenticated_alone(self.engine, secret)
-                except DBAPIError as error:
-                    if attempt == 2 or not error.connection_invalidated:
-                        raise
-                    continue
-                break
+            engine = await self._engine(secret)
+            self._actor = await _authenticated_alone(engine, secret)
+            if self._actor is None and (moved := await self._moved(secret, engine)) is not None:
+                self._actor = await _authenticated_alone(moved, secret)
             if self._actor is None:
-                raise Unauthenticated("unknown or revoked bearer token")
+                raise Unauthenticated(UNKNOWN)
+
+    async def _engine(self, secret: str) -> AsyncEngine:
+        """Where the token's transaction runs: ``engine`` on one server; on Citus its workspace's node."""
+        if self.nodes is None:
+            return self.engine
+        workspace_id = token.workspace_of(secret)
+        if workspace_id is None:
+            raise Unauthenticated(_unroutable(secret))
+        return await self.nodes.engine(workspace_id)
+
+    async def _moved(self, secret: str, tried: AsyncEngine) -> AsyncEngine | None:
+        """On Citus, after the token bound nobody on ``tried``: its workspace's new node, if it moved."""
+        workspace_id = token.workspace_of(secret)
+        if self.nodes is None or workspace_id is None:
+            return None
+        return await self.nodes.moved(workspace_id, tried)
 
     @asynccontextmanager
     async def sharing(self, other: Context) -> AsyncIterator[Tx]:
@@ -187,9 +228,28 @@ class Context:
 
 
 async def _authenticated_alone(engine: AsyncEngine, secret: str) -> ActorRecord | None:
-    """The token's actor, read by one statement on a pooled connection outside any transaction."""
-    async with database.alone(engine) as tx:
-        return await token.authenticate(tx, secret)
+    """The token's actor, read by one statement on a pooled connection outside any transaction.
+    A pooled connection the database dropped is replaced once, as a BEGIN's is."""
+    for attempt in (1, 2):
+        try:
+            async with database.alone(engine) as tx:
+                return await token.authenticate(tx, secret)
+        except DBAPIError as error:
+            if attempt == 2 or not error.connection_invalidated:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _unroutable(secret: str) -> str:
+    """Why a token naming no workspace is refused on Citus: one minted before migration 0024 cannot
+    be routed to a node (a Citus database is built new, so it holds none); anything else is unknown."""
+    body = secret.removeprefix(token.PREFIX)
+    if body != secret and len(body) == token.SECRET_LENGTH:
+        return (
+            "this token names no workspace (minted before migration 0024): on a Citus cluster a"
+            " request is routed by its token's workspace; mint a new token"
+        )
+    return UNKNOWN
 
 
 Info = strawberry.Info[Context, None]

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from strawberry.schema.base import BaseSchema
 
 from mneia.resolvers.request.context import Context
+from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
 
@@ -24,10 +25,11 @@ class InProcess:
     schema: BaseSchema
     engine: AsyncEngine
     hub: Hub | None
+    nodes: Nodes | None = None  # on Citus: each token's transaction on its workspace's node
 
     def context(self, token: str) -> Context:
         """The request context an HTTP request with this bearer token would have."""
-        return Context(engine=self.engine, bearer=token, hub=self.hub)
+        return Context(engine=self.engine, bearer=token, hub=self.hub, nodes=self.nodes)
 
     async def execute(
         self, token: str, document: str, variables: dict[str, Any] | None = None

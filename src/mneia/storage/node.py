@@ -1,0 +1,124 @@
+"""The nodes of a Citus cluster as the server sees them: where each workspace lives, a pool per node.
+
+On Citus each request runs on the node that holds its workspace (docs/scale-out.md): the token
+names the workspace, ``Nodes.engine`` gives the pool of its node, and the whole transaction
+runs there, so the tenant context never leaves the backend that authenticated. The map comes
+from Citus's metadata on the coordinator (the placement of the workspace's shard of
+``workspaces``, which every colocated table follows) and is cached: a workspace's node changes
+only when its shard group moves. Then authentication on the old node binds nobody (the shards
+are gone from it), and the caller asks ``moved`` once: the entry is read again, and a new node
+is tried once, never more.
+
+Every pool is built from the server's own URL with the node's host and port (the same role,
+password and database): the workers must accept ``mneia_app`` as the coordinator does, at the
+addresses in ``pg_dist_node``.
+
+What must stay true: off Citus no ``Nodes`` exists and nothing here runs; what is read here is
+Citus's catalogue, never a tenant's row.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia.storage.citus import IS_CITUS
+from mneia.storage.database import create_engine
+
+Address = tuple[str, int]
+
+# The node holding the workspace's (active) placement of the shard of `workspaces`; every other
+# tenant table is colocated with it (storage/citus.py).
+_NODE_OF = text(
+    "SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid"
+    " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', CAST(:id AS uuid))"
+    " AND p.shardstate = 1 AND n.isactive ORDER BY n.nodeid LIMIT 1"
+)
+# Every node that serves queries, the coordinator first (group 0).
+_NODES = text(
+    "SELECT nodename, nodeport FROM pg_dist_node"
+    " WHERE isactive AND noderole = 'primary' ORDER BY groupid, nodeid"
+)
+
+
+class NoNode(LookupError):
+    """Citus's metadata names no active node for the workspace (a cluster being rebuilt)."""
+
+
+class Nodes:
+    """The workspace → node map of one Citus cluster, and one pool per node it has named.
+
+    ``coordinator``: the server's engine on the coordinator; the map is read through it (as the
+    server's role: Citus's catalogue is readable by every role), and requests that read no
+    tenant table (introspection, the probes) run on it.
+    """
+
+    def __init__(self, coordinator: AsyncEngine, *, pool_size: int = 20) -> None:
+        self.coordinator = coordinator
+        self.pool_size = pool_size
+        self._where: dict[uuid.UUID, Address] = {}
+        self._engines: dict[Address, AsyncEngine] = {}
+
+    async def engine(self, workspace_id: uuid.UUID) -> AsyncEngine:
+        """The pool of the node holding the workspace: read from the cache, else from the coordinator."""
+        address = self._where.get(workspace_id)
+        if address is None:
+            address = self._where[workspace_id] = await self._node_of(workspace_id)
+        return self._engine_at(address)
+
+    async def moved(self, workspace_id: uuid.UUID, tried: AsyncEngine) -> AsyncEngine | None:
+        """After authentication on ``tried`` bound nobody: the workspace's node read again; its pool
+        when that is another node (the shard group moved), None when it is the same (the token is
+        simply unknown, revoked or expired there)."""
+        address = self._where[workspace_id] = await self._node_of(workspace_id)
+        engine = self._engine_at(address)
+        return None if engine is tried else engine
+
+    async def urls(self) -> list[str]:
+        """The server's URL on every node (``urls``)."""
+        return await urls(self.coordinator)
+
+    async def dispose(self) -> None:
+        """Close every node's pool (the coordinator's engine is its owner's to dispose)."""
+        engines, self._engines = list(self._engines.values()), {}
+        for engine in engines:
+            await engine.dispose()
+
+    async def _node_of(self, workspace_id: uuid.UUID) -> Address:
+        async with self.coordinator.connect() as connection:
+            row = (await connection.execute(_NODE_OF, {"id": str(workspace_id)})).one_or_none()
+        if row is None:
+            raise NoNode(f"Citus's metadata names no active node for workspace {workspace_id}")
+        return (str(row.nodename), int(row.nodeport))
+
+    def _engine_at(self, address: Address) -> AsyncEngine:
+        engine = self._engines.get(address)
+        if engine is None:
+            engine = self._engines[address] = create_engine(self._url(*address), pool_size=self.pool_size)
+        return engine
+
+    def _url(self, host: str, port: int) -> str:
+        return _at(self.coordinator, host, port)
+
+
+def _at(engine: AsyncEngine, host: str, port: int) -> str:
+    """``engine``'s URL (role, password, database) with another node's host and port."""
+    return engine.url.set(host=host, port=port).render_as_string(hide_password=False)
+
+
+async def urls(coordinator: AsyncEngine) -> list[str]:
+    """The URL of ``coordinator``'s role and database on every active primary node of the cluster,
+    the coordinator first, as ``pg_dist_node`` names them (readable by the server's role): for
+    what must reach each node, such as a listener for the notifications each node's triggers
+    send. Passwords included: not for a log."""
+    async with coordinator.connect() as connection:
+        rows = (await connection.execute(_NODES)).all()
+    return [_at(coordinator, row.nodename, row.nodeport) for row in rows]
+
+
+async def detected(engine: AsyncEngine) -> bool:
+    """Whether the engine's database is a Citus coordinator's (the ``citus`` extension is in it)."""
+    async with engine.connect() as connection:
+        return bool((await connection.execute(text(IS_CITUS))).scalar())

@@ -1,0 +1,301 @@
+"""The API served on a Citus cluster: each request on the node that holds its workspace (issue 25).
+
+What must stay true, on a real cluster (``scripts/citus.sh``, a coordinator and two workers in a
+state directory of this module's own, migrated by the real ``mneia migrate``), through the real
+ASGI application built as ``mneia serve`` builds it on Citus (``create_app`` with ``Nodes``):
+
+- people of workspaces held by either worker each create a project, assert, confirm and read
+  items, rehydrate and write a handoff, as on one server;
+- R1: a workspace's token sees nothing of another's, on the same worker or the other, and
+  writes nothing there; R3: an agent cannot confirm (human-only authority);
+- the readiness probe reads the revision on the coordinator; a token naming no workspace
+  (minted before migration 0024) is refused, saying it cannot be routed;
+- a workspace whose shard group moves to the other worker is found there after the map, which
+  still names the old worker, is read again once; an unknown token reads it once, not again;
+- ``storage.node.urls`` lists every node, the coordinator first, as the server's role;
+- the real ``mneia serve`` finds the citus extension and routes the same way.
+
+Opt-in (``MNEIA_CITUS=1``), as every Citus module (tests/citus.py).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mneia.app import create_app
+from mneia.config import app_url
+from mneia.storage import citus, node
+from mneia.storage.database import create_engine
+from tests.citus import ASKED, BUILD_TIMEOUT
+from tests.citus import output as citus_sh
+from tests.graphql import Api, World
+from tests.live import cli_env, serving
+from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
+from tests.test_citus_migrate import DATABASE_URL, STATUS_LINE, Cluster, mneia_migrate
+
+pytestmark = [pytest.mark.slow, ASKED]
+
+HOME = (  # the worker holding a workspace's shard group, from the coordinator's metadata
+    "SELECT nodeport FROM citus_shards"
+    " WHERE shardid = get_shard_id_for_distribution_column('workspaces', $1::uuid)"
+)
+ITEM = "query($i: ID!) { item(id: $i) { id statement status authority } }"
+START = 'mutation($p: ID!) { startSession(input: {projectId: $p, task: "Refunds"}) { id } }'
+CHECKPOINT = """mutation($i: CheckpointInput!) { checkpoint(input: $i) {
+  id summary itemsAsserted { id } project { id } } }"""
+LATEST = "query($p: ID!) { latestHandoff(projectId: $p) { id summary } }"
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    # Outside pytest's basetemp (mode 0700): as root the nodes run as another user.
+    scratch = Path(tempfile.mkdtemp(prefix="mneia-citus-serve-"))
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(scratch: Path) -> Iterator[Cluster]:
+    state = scratch / "cluster"
+    try:
+        citus_sh("up", state=state, timeout=BUILD_TIMEOUT)
+        created = DATABASE_URL.fullmatch(citus_sh("createdb", "mneia", state=state).strip())
+        assert created, "createdb printed no DATABASE_URL"
+        ports = {
+            line.group(1): int(line.group(2))
+            for line in map(STATUS_LINE.fullmatch, citus_sh("status", state=state).splitlines())
+            if line
+        }
+        workers = tuple(port for name, port in sorted(ports.items()) if name != "coordinator")
+        assert len(workers) == 2, ports
+        cluster = Cluster(created.group(1), created.group(3), ports["coordinator"], workers)
+        result = mneia_migrate(cluster, scratch)
+        assert result.returncode == 0, result.stderr
+        yield cluster
+    finally:
+        citus_sh("down", state=state)
+
+
+@dataclass
+class Served:
+    """The routed application over httpx, as ``mneia serve`` builds it on a Citus coordinator."""
+
+    cluster: Cluster
+    api: Api
+    nodes: node.Nodes
+    coordinator: AsyncEngine  # the server's (mneia_app) engine on the coordinator
+
+    async def home(self, workspace_id: str | uuid.UUID) -> int:
+        connection = await self.cluster.connect(self.cluster.coordinator)
+        try:
+            port: int = await connection.fetchval(HOME, str(workspace_id))
+        finally:
+            await connection.close()
+        return port
+
+
+@pytest.fixture(scope="module")
+async def served(cluster: Cluster) -> AsyncIterator[Served]:
+    admin = create_engine(cluster.url, pool_size=1)
+    coordinator = create_engine(app_url(cluster.url), pool_size=2)
+    assert await node.detected(coordinator), "the cluster's database has no citus extension"
+    nodes = node.Nodes(coordinator, pool_size=2)
+    app = create_app(coordinator, dispose_engine=False, nodes=nodes)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://mneia.test"
+        ) as http:
+            yield Served(cluster, Api(http, admin), nodes, coordinator)
+    finally:
+        await nodes.dispose()
+        await coordinator.dispose()
+        await admin.dispose()
+
+
+@dataclass(frozen=True)
+class Worlds:
+    """Two workspaces (a human, an agent, a project each) whose shards are on different workers."""
+
+    one: World
+    other: World
+
+
+@pytest.fixture(scope="module")
+async def worlds(served: Served) -> Worlds:
+    """Workspaces bootstrapped as ``mneia admin bootstrap`` does, until both workers hold one; the
+    actors and projects created through the routed app."""
+    made: list[tuple[World, int]] = []
+    for _ in range(24):
+        world = await served.api.world()
+        made.append((world, await served.home(world.workspace_id)))
+        first = made[0]
+        elsewhere = [w for w, home in made if home != first[1]]
+        if elsewhere:
+            return Worlds(first[0], elsewhere[0])
+    raise AssertionError(f"24 workspaces, all on one worker: {[home for _, home in made]}")
+
+
+async def work(api: Api, world: World, statement: str) -> dict[str, Any]:
+    """A human's day through the API: an agent's item confirmed, read back, a slice, a handoff."""
+    item = await api.assert_item(world.agent.token, projectId=world.project_id, statement=statement)
+    await api.run(world.human.token, CONFIRM_ITEM, i=item["id"])
+    read = (await api.run(world.human.token, ITEM, i=item["id"]))["item"]
+    slice_ = await rehydrate(api, world.agent.token, world.project_id, "Refunds", 2000)
+    session = (await api.run(world.agent.token, START, p=world.project_id))["startSession"]["id"]
+    handoff = (
+        await api.run(
+            world.agent.token, CHECKPOINT, i={"sessionId": session, "summary": f"Stopped: {statement}"}
+        )
+    )["checkpoint"]
+    latest = (await api.run(world.human.token, LATEST, p=world.project_id))["latestHandoff"]
+    return {"item": item, "read": read, "slice": slice_, "handoff": handoff, "latest": latest}
+
+
+async def test_r1_each_workspace_is_served_on_its_own_worker(served: Served, worlds: Worlds) -> None:
+    homes = {await served.home(w.workspace_id) for w in (worlds.one, worlds.other)}
+    assert homes == set(served.cluster.workers), homes
+    for world in (worlds.one, worlds.other):
+        statement = f"Refunds settle within {5 + (world is worlds.other)} days"
+        done = await work(served.api, world, statement)
+        assert done["read"] == {**done["read"], "statement": statement, "authority": "HUMAN_CONFIRMED"}
+        assert done["item"]["id"] in {e["item"]["id"] for e in done["slice"]["entries"]}
+        assert done["handoff"]["project"]["id"] == world.project_id
+        assert done["latest"] == {"id": done["handoff"]["id"], "summary": f"Stopped: {statement}"}
+    # Each request ran on its workspace's worker: the pools the map built are the workers'.
+    assert sorted(engine.url.port for engine in served.nodes._engines.values()) == sorted(homes)
+
+
+async def test_r1_a_workspaces_token_sees_nothing_of_another_and_writes_nothing_there(
+    served: Served, worlds: Worlds
+) -> None:
+    one, other = worlds.one, worlds.other
+    theirs = await served.api.assert_item(other.human.token, projectId=other.project_id, statement="Theirs")
+    assert (await served.api.run(one.human.token, ITEM, i=theirs["id"]))["item"] is None
+    count = "query($p: ID!) { items(projectId: $p) { totalCount } }"
+    error = await served.api.fail(one.human.token, count, p=other.project_id)
+    assert_code(error, "NOT_FOUND")
+    error = await served.api.fail(
+        one.human.token,
+        "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }",
+        i={"projectId": other.project_id, "kind": "FACT", "statement": "Planted"},
+    )
+    assert_code(error, "NOT_FOUND")
+    error = await served.api.fail(one.human.token, CONFIRM_ITEM, i=theirs["id"])
+    assert_code(error, "NOT_FOUND")
+    mine = (await served.api.run(other.human.token, count, p=other.project_id))["items"]["totalCount"]
+    statements = "query($p: ID!) { items(projectId: $p) { nodes { statement } } }"
+    listed = (await served.api.run(other.human.token, statements, p=other.project_id))["items"]["nodes"]
+    assert "Planted" not in {n["statement"] for n in listed} and mine == len(listed)
+
+
+async def test_r3_an_agent_cannot_confirm_on_citus(served: Served, worlds: Worlds) -> None:
+    world = worlds.other
+    item = await served.api.assert_item(
+        world.agent.token, projectId=world.project_id, statement="Unconfirmed"
+    )
+    error = await served.api.fail(world.agent.token, CONFIRM_ITEM, i=item["id"])
+    assert_human_required(error)
+    read = (await served.api.run(world.human.token, ITEM, i=item["id"]))["item"]
+    assert read["authority"] != "HUMAN_CONFIRMED", read
+
+
+async def test_readiness_reads_the_revision_on_the_coordinator(served: Served) -> None:
+    response = await served.api.http.get("/readyz")
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "ready"
+
+
+async def test_a_token_naming_no_workspace_is_refused_as_unroutable(served: Served) -> None:
+    before_0024 = "mneia_" + "A" * 43  # the shape of a token minted before migration 0024
+    error = await served.api.fail(before_0024, "{ __typename }")
+    assert_code(error, "UNAUTHENTICATED")
+    assert "names no workspace" in error["message"] and "Citus" in error["message"], error
+    error = await served.api.fail("not-a-token", "{ me { id } }")
+    assert error["message"] == "unknown or revoked bearer token", error
+
+
+async def test_node_urls_list_every_node_the_coordinator_first(served: Served) -> None:
+    listed = await node.urls(served.coordinator)
+    ports = [int(re.search(r":(\d+)/", url).group(1)) for url in listed]  # type: ignore[union-attr]
+    assert ports[0] == served.cluster.coordinator and sorted(ports[1:]) == sorted(served.cluster.workers), (
+        listed
+    )
+    assert all(url.startswith("postgresql+asyncpg://mneia_app") for url in listed), listed
+
+
+async def test_a_moved_workspace_is_found_on_its_new_worker_after_the_map_is_read_again(
+    served: Served, worlds: Worlds
+) -> None:
+    world = worlds.one
+    before = await work(served.api, world, "Written before the move")  # the map names the old worker
+    old = await served.home(world.workspace_id)
+    new = next(port for port in served.cluster.workers if port != old)
+    left = await citus.move(served.cluster.url, uuid.UUID(world.workspace_id), "127.0.0.1", new)
+    assert left[1] == old
+    assert await served.home(world.workspace_id) == new
+    cached = served.nodes._where[uuid.UUID(world.workspace_id)]
+    assert cached[1] == old, "the map was read again before any request asked"
+    read = (await served.api.run(world.human.token, ITEM, i=before["item"]["id"]))["item"]
+    assert read["statement"] == "Written before the move"
+    assert served.nodes._where[uuid.UUID(world.workspace_id)][1] == new
+    after = await work(served.api, world, "Written after the move")
+    assert after["read"]["authority"] == "HUMAN_CONFIRMED"
+    # R1 still holds after the move: the other workspace sees none of it.
+    assert (await served.api.run(worlds.other.human.token, ITEM, i=after["item"]["id"]))["item"] is None
+
+
+async def test_an_unknown_token_reads_the_map_once_and_is_refused(served: Served, worlds: Worlds) -> None:
+    world = worlds.other
+    forged = world.human.token[:10] + ("B" if world.human.token[10] != "B" else "C") + world.human.token[11:]
+    reads: list[uuid.UUID] = []
+    node_of = served.nodes._node_of
+
+    async def counted(workspace_id: uuid.UUID) -> tuple[str, int]:
+        reads.append(workspace_id)
+        return await node_of(workspace_id)
+
+    served.nodes._node_of = counted  # type: ignore[method-assign]
+    try:
+        error = await served.api.fail(forged, "{ me { id } }")
+    finally:
+        del served.nodes._node_of
+    assert_code(error, "UNAUTHENTICATED")
+    assert reads == [uuid.UUID(world.workspace_id)], reads  # once after the refusal, not in a loop
+
+
+def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    logs = scratch / "serve"
+    logs.mkdir(exist_ok=True)
+    asked = {"query": "{ me { id } }"}
+    with serving([], cli_env(scratch, DATABASE_URL=served.cluster.url), logs) as (_, base):
+        answers = [
+            httpx.post(
+                f"{base}/graphql",
+                json=asked,
+                headers={"Authorization": f"Bearer {w.human.token}"},
+                timeout=60,
+            ).json()
+            for w in (worlds.one, worlds.other)
+        ]
+        ready = httpx.get(f"{base}/readyz", timeout=60)
+    # Through the coordinator alone these tokens would bind nobody (tests/test_citus_migrate.py).
+    assert [a.get("data") for a in answers] == [
+        {"me": {"id": w.human.id}} for w in (worlds.one, worlds.other)
+    ]
+    assert ready.status_code == 200, ready.text
+    assert "a Citus coordinator: each request runs on the node" in (logs / "serve.out").read_text()
