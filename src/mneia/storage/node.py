@@ -96,11 +96,22 @@ class Nodes:
     def _engine_at(self, address: Address) -> AsyncEngine:
         engine = self._engines.get(address)
         if engine is None:
-            engine = self._engines[address] = create_engine(self._url(*address), pool_size=self.pool_size)
+            engine = self._engines[address] = create_engine(
+                self._url(*address), pool_size=self.pool_size, settings=SHARDS_SHOWN
+            )
         return engine
 
     def _url(self, host: str, port: int) -> str:
         return _at(self.coordinator, host, port)
+
+
+SHARDS_SHOWN = {"citus.override_table_visibility": "off"}
+"""What each connection to a node starts with. Citus hides the shards from ``pg_class`` by
+default, through a filter it runs on each catalogue row; the driver reads the catalogue on each
+new connection for the types it has not met, and on a worker (thousands of shard relations) that
+took 9.6 to 23 s per connection (benchmarks/scale_out.py, ``--shards-hidden``; 20 ms with it off):
+at 16 connections every request waited. Seeing the shards' names gives the server's role nothing
+of their rows, which their own policies keep."""
 
 
 def _at(engine: AsyncEngine, host: str, port: int) -> str:
