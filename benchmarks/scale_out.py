@@ -62,6 +62,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+from activity import Activity, sampled
 from common import (
     KINDS,
     BenchmarkBroken,
@@ -79,7 +80,7 @@ from common import (
 )
 from foundation import ADD_MEMBER, ASSERT_MUTATION, CREATE_ACTOR, PAGE_QUERY
 from replay import Recorder, driver_dsn, renewed, replayed
-from routing import Router, Routes
+from routing import SHARDS_SHOWN, Router, Routes
 from sqlalchemy.engine import make_url
 
 from mneia.config import app_url
@@ -213,7 +214,9 @@ class World:
     """Operations that failed on this engine, with their cause: not measured further."""
 
 
-async def bootstrap(engine: Engine, workspaces: int) -> tuple[Routes, list[tuple[uuid.UUID, str]]]:
+async def bootstrap(
+    engine: Engine, workspaces: int, settings: dict[str, str]
+) -> tuple[Routes, list[tuple[uuid.UUID, str]]]:
     """The workspaces, each with its human (as ``mneia admin bootstrap``), and the node of each."""
     admin = create_engine(engine.admin_url, pool_size=1)
     nodes: dict[str, str] = {}
@@ -224,13 +227,13 @@ async def bootstrap(engine: Engine, workspaces: int) -> tuple[Routes, list[tuple
             made = await workspace.bootstrap(admin, f"scale-out-{number:03d}", "alice")
             home = await citus.home(admin, made.workspace_id) or engine.admin_url
             where = make_url(home)
-            node = f"{where.host}:{where.port}"
+            node = f"{where.host}:{where.port}" if home != engine.admin_url else "plain"
             nodes.setdefault(node, app_url(home))
             homes[made.workspace_id] = node
             humans.append((made.workspace_id, made.token))
     finally:
         await admin.dispose()
-    return Routes(nodes, homes), humans
+    return Routes(nodes, homes, settings if "plain" not in nodes else {}), humans
 
 
 async def populate(
@@ -366,7 +369,8 @@ async def single_tenant(
         op: Latency(Series(f"{op} request", None), Series(f"{op} SQL alone", None)) for op in OPERATIONS
     }
     failed: dict[str, str] = {}
-    replaying = await asyncpg.connect(driver_dsn(routes.nodes[routes.homes[tenant.workspace_id]]))
+    node = routes.nodes[routes.homes[tenant.workspace_id]]
+    replaying = await asyncpg.connect(driver_dsn(node), server_settings=routes.settings)
     transport = httpx.ASGITransport(app=router)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=60) as http:
@@ -411,6 +415,7 @@ class Run:
     p95_ms: float
     failed: str = ""
     """The first request that failed or timed out, if any: the run stopped there."""
+    activity: Activity | None = None
 
     @property
     def per_second(self) -> float:
@@ -427,10 +432,18 @@ def serving(routes: Routes, scratch: Path, name: str) -> Iterator[str]:
         yield base
 
 
-async def drive(base: str, asked: Sequence[Request], connections: int, seconds: float, warmup: float) -> Run:
+async def drive(
+    base: str,
+    asked: Sequence[Request],
+    connections: int,
+    seconds: float,
+    warmup: float,
+    nodes: dict[str, str],
+) -> Run:
     """``connections`` clients back to back over ``asked`` (each from its own place), for ``seconds``
     after ``warmup``: requests answered, p50 and p95. A request that fails, or takes longer than
-    ``REQUEST_PATIENCE``, ends the run, and the run says so."""
+    ``REQUEST_PATIENCE``, ends the run, and the run says so. The backends of ``nodes`` (their
+    administrators' DSNs) are sampled meanwhile, warm-up included (``activity.py``)."""
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     latencies: list[float] = []
     failures: list[str] = []
@@ -445,18 +458,24 @@ async def drive(base: str, asked: Sequence[Request], connections: int, seconds: 
                 try:
                     await send(http, one)
                 except (BenchmarkBroken, httpx.HTTPError) as error:
-                    failures.append(f"{type(error).__name__}: {error}"[:300])
+                    said = str(error) or f"no answer within {REQUEST_PATIENCE:g} s"
+                    failures.append(f"{type(error).__name__}: {said}"[:300])
                     return
                 latencies.append((time.perf_counter() - started) * 1000)
 
         spread = len(asked) // connections
+        stop = asyncio.Event()
+        watching = asyncio.create_task(sampled(nodes, stop))
         await asyncio.gather(*(client(c * spread, time.perf_counter() + warmup) for c in range(connections)))
         latencies.clear()
         started = time.perf_counter()
         await asyncio.gather(*(client(c * spread, started + seconds) for c in range(connections)))
         elapsed = time.perf_counter() - started
+        stop.set()
+        activity = await watching
     if not latencies:
-        return Run(asked[0].operation, 0, elapsed, 0.0, 0.0, failures[0] if failures else "no answer")
+        failed = failures[0] if failures else "no answer"
+        return Run(asked[0].operation, 0, elapsed, 0.0, 0.0, failed, activity)
     series = Series(asked[0].operation, None, latencies)
     return Run(
         asked[0].operation,
@@ -465,6 +484,7 @@ async def drive(base: str, asked: Sequence[Request], connections: int, seconds: 
         series.quantile(0.5),
         series.quantile(0.95),
         failures[0] if failures else "",
+        activity,
     )
 
 
@@ -483,6 +503,7 @@ class Options:
     throughput_warmup: float
     plain_url: str | None
     seed: int
+    shards_hidden: bool
 
 
 def load() -> float:
@@ -490,7 +511,9 @@ def load() -> float:
 
 
 async def build(engine: Engine, options: Options, rng: random.Random) -> World:
-    routes, humans = await bootstrap(engine, options.workspaces)
+    routes, humans = await bootstrap(
+        engine, options.workspaces, {} if options.shards_hidden else SHARDS_SHOWN
+    )
     router = Router(routes, pool_size=4)
     async with router.running():
         tenants = await populate(router, humans, options.items_per_workspace, rng)
@@ -533,7 +556,14 @@ def throughput(
                     request(operation, rng.choice(world.tenants), rng) for _ in range(4 * len(world.tenants))
                 ]
                 run = asyncio.run(
-                    drive(base, asked, options.connections, options.duration, options.throughput_warmup)
+                    drive(
+                        base,
+                        asked,
+                        options.connections,
+                        options.duration,
+                        options.throughput_warmup,
+                        administrators(world),
+                    )
                 )
                 runs[(operation, world.engine.name)] = run
                 print(
@@ -542,7 +572,25 @@ def throughput(
                     + (f"   FAILED: {run.failed}" if run.failed else ""),
                     flush=True,
                 )
+                if run.activity is not None:
+                    print("\n".join(run.activity.summary()), flush=True)
     return runs
+
+
+def administrators(world: World) -> dict[str, str]:
+    """The administrator's DSN on every node of ``world`` (a coordinator too), by node name."""
+    admin = make_url(world.engine.admin_url)
+    dsns = {
+        node: driver_dsn(
+            make_url(url)
+            .set(username=admin.username, password=admin.password)
+            .render_as_string(hide_password=False)
+        )
+        for node, url in world.routes.nodes.items()
+    }
+    if driver_dsn(world.engine.admin_url) not in dsns.values():  # Citus: the coordinator too
+        dsns[f"coordinator {admin.host}:{admin.port}"] = driver_dsn(world.engine.admin_url)
+    return dsns
 
 
 def report_latency(plain: World, routed: World, measured: dict[str, dict[str, Latency]]) -> list[str]:
@@ -641,6 +689,12 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         " default: an embedded server of the cluster's PostgreSQL build",
     )
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument(
+        "--shards-hidden",
+        action="store_true",
+        help="connect to the workers with Citus's default citus.override_table_visibility (on): each new"
+        " connection's type introspection then takes seconds (routing.SHARDS_SHOWN)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     options = Options(
@@ -653,6 +707,7 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         throughput_warmup=1.0 if quick else 2.0,
         plain_url=args.plain_url,
         seed=args.seed,
+        shards_hidden=args.shards_hidden,
     )
     if min(options.workspaces, options.samples, options.connections) < 1 or options.items_per_workspace < 51:
         parser.error("need a workspace, 51 items a workspace (a full page of 50), a sample and a connection")
@@ -674,7 +729,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             plain = Engine("plain", plain_url, asyncio.run(server_version(plain_url)))
             routed = Engine("Citus, routed", cluster_url, asyncio.run(server_version(cluster_url)))
             print(f"plain        {plain.version}, {said}")
-            print(f"Citus        {routed.version}, a coordinator and two workers (scripts/citus.sh)")
+            coordinator = make_url(cluster_url)
+            print(
+                f"Citus        {routed.version}, a coordinator ({coordinator.host}:{coordinator.port}) and"
+                " two workers (scripts/citus.sh)"
+            )
             built = time.perf_counter()
             worlds = [asyncio.run(build(engine, options, rng)) for engine in (plain, routed)]
             homes = list(worlds[1].routes.homes.values())
