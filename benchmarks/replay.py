@@ -132,5 +132,12 @@ async def _timed(
     if execute:
         await connection.execute(sql)
     else:
-        await connection.fetch(sql, *arguments)
+        rows = await connection.fetch(sql, *arguments)
+        if "mneia_authenticate" in sql and not rows:
+            # Unbound, the rest would read nothing and write nothing: a figure too good to be true.
+            raise ReplayBroken("the replayed authentication bound nobody")
     spent.setdefault(sql, []).append((time.perf_counter() - started) * 1000)
+
+
+class ReplayBroken(RuntimeError):
+    """A replay that does not do what the request did: its time would mean nothing."""

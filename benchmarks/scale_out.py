@@ -13,7 +13,10 @@ Every request goes through ``routing.Router``: the workspace named by the
 token picks the node, and that node's ``create_app`` serves it over an engine
 connected as ``mneia_app`` straight to it, so on Citus the whole transaction
 runs on the worker holding the workspace (docs/scale-out.md); plain
-PostgreSQL is one node behind the same router.
+PostgreSQL is one node behind the same router. Its connections to the workers
+start with ``citus.override_table_visibility = off`` (``routing.SHARDS_SHOWN``:
+with Citus's default, each new connection's type introspection took seconds);
+``--shards-hidden`` keeps the default.
 
 1. **Single tenant**, sequential, in this process (the app through httpx's
    ASGI transport: no sockets): a page (``items(first: 50)`` with provenance),
@@ -29,7 +32,8 @@ PostgreSQL is one node behind the same router.
    connections for ``--duration`` seconds across every workspace, against
    the router serving in a child process (one uvicorn worker, as ``mneia
    serve --workers 1``), driven by httpx over TCP from this process:
-   operations per second, p50 and p95, for both engines in turns.
+   operations per second, p50 and p95, for both engines in turns, and what
+   the backends on every node were doing meanwhile (``activity.py``).
 
 A wrong answer (an error, an empty page) stops the benchmark: the figures
 would mean nothing. The machine is shared: the load average is printed
