@@ -379,6 +379,10 @@ RUN_BY = {
         "tests/test_docs.py::test_every_benchmark_command_shown_parses"
     ),
     (
+        "docs/performance.md",
+        "## Scale out: plain PostgreSQL against Citus, routed (`benchmarks/scale_out.py`, issue 25)",
+    ): "tests/test_docs.py::test_every_benchmark_command_shown_parses",
+    (
         "docs/scale-out.md",
         "## What exists",
     ): "tests/test_citus_script.py::test_the_pages_commands_run_as_written",
