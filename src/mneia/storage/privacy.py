@@ -23,7 +23,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import OWNER_ROLE
-from mneia.storage.database import Tx, from_row, stated, transaction
+from mneia.storage import citus
+from mneia.storage.database import Tx, create_engine, from_row, stated, transaction
 from mneia.storage.ids import new_id
 from mneia.storage.tables import legal_holds, retention_policies
 
@@ -302,24 +303,46 @@ async def sweep(
         ]
     for workspace_id, actor_id in owners:
         done.workspaces += 1
-        cursor = uuid.UUID(int=0)
-        while True:
-            started = time.perf_counter()
-            async with transaction(admin) as tx:
-                await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
-                await tx.execute(_BIND, {"workspace": str(workspace_id), "actor": str(actor_id)})
-                bound = (await tx.execute(_BOUND)).one()  # as the database bound it (storage.database.Tx)
-                tx.workspace_id, tx.actor_id = bound.workspace, bound.actor
-                found = await due(tx, now, limit=batch, after=cursor)
-                if not found:
-                    break
-                cursor = found[-1].item_id
-                held_now = [d.item_id for d in found if d.held]
-                done.held += len(held_now)
-                done.skipped.extend(held_now)
-                wanted = [d.item_id for d in found if not d.held]
-                if wanted:
-                    done.redacted += len(await redact(tx, wanted, "retention"))
-            if pace:
-                await asyncio.sleep((time.perf_counter() - started) * pace)
+        # On Citus, on the node that holds the workspace: bound on the coordinator, the batch's
+        # statements would reach the workspace's shards in backends bound to nobody, and redact
+        # nothing (docs/scale-out.md).
+        node = await citus.home(admin, workspace_id)
+        engine = create_engine(node, pool_size=1) if node else admin
+        try:
+            await _sweep_workspace(engine, workspace_id, actor_id, now, batch, pace, done)
+        finally:
+            if node:
+                await engine.dispose()
     return done
+
+
+async def _sweep_workspace(
+    admin: AsyncEngine,
+    workspace_id: uuid.UUID,
+    actor_id: uuid.UUID,
+    now: datetime,
+    batch: int,
+    pace: float,
+    done: Swept,
+) -> None:
+    """One workspace's due items redacted, a batch per transaction (``sweep``)."""
+    cursor = uuid.UUID(int=0)
+    while True:
+        started = time.perf_counter()
+        async with transaction(admin) as tx:
+            await tx.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+            await tx.execute(_BIND, {"workspace": str(workspace_id), "actor": str(actor_id)})
+            bound = (await tx.execute(_BOUND)).one()  # as the database bound it (storage.database.Tx)
+            tx.workspace_id, tx.actor_id = bound.workspace, bound.actor
+            found = await due(tx, now, limit=batch, after=cursor)
+            if not found:
+                break
+            cursor = found[-1].item_id
+            held_now = [d.item_id for d in found if d.held]
+            done.held += len(held_now)
+            done.skipped.extend(held_now)
+            wanted = [d.item_id for d in found if not d.held]
+            if wanted:
+                done.redacted += len(await redact(tx, wanted, "retention"))
+        if pace:
+            await asyncio.sleep((time.perf_counter() - started) * pace)
