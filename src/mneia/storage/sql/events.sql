@@ -136,19 +136,24 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
     inserted public.items[];
   BEGIN
     -- The transition table read alone, into an array: on Citus a statement that also writes
-    -- a distributed table is planned by Citus, which cannot see a transition table.
-    SELECT array_agg(n) INTO inserted FROM asserted n;
+    -- a distributed table is planned by Citus, which cannot see a transition table. Only the
+    -- rows whose history is not implied (most are), so that a batch copies no more than it logs.
+    SELECT array_agg(n) INTO inserted FROM asserted n
+      CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN n.asserted_at ELSE now() END AS instant) t
+      -- Not implied: recorded later than said, or a time of it later than its record, or a
+      -- confirmation or setting without its time (storage/event.py and storage/item.py read
+      -- the implied ones from the row).
+      WHERE t.instant <> n.asserted_at OR n.confirmed_at > t.instant OR n.load_bearing_set_at > t.instant
+         OR n.last_verified_at > t.instant OR (n.confirmed_by IS NULL) <> (n.confirmed_at IS NULL)
+         OR (n.load_bearing AND n.load_bearing_set_at IS NULL);
+    IF inserted IS NULL THEN
+      RETURN NULL;
+    END IF;
     WITH logged AS (
       SELECT a.*, t.instant, a.confirmed_by IS NOT NULL AS confirmed,
              CASE WHEN a.scope = 'GRANTS' THEN a.grant_actor_ids END AS grants
       FROM unnest(inserted) a
       CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
-      -- Not implied: recorded later than said, or a time of it later than its record, or a
-      -- confirmation or setting without its time (storage/event.py and storage/item.py read
-      -- the implied ones from the row).
-      WHERE t.instant <> a.asserted_at OR a.confirmed_at > t.instant OR a.load_bearing_set_at > t.instant
-         OR a.last_verified_at > t.instant OR (a.confirmed_by IS NULL) <> (a.confirmed_at IS NULL)
-         OR (a.load_bearing AND a.load_bearing_set_at IS NULL)
     ), assertions AS (
       INSERT INTO public.item_events (workspace_id, id, seq, item_id, actor_id, at, event, from_status,
                                       to_status, load_bearing, confirmed, reason, data, item_project_id,
