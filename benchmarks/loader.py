@@ -6,8 +6,10 @@ batch, every trigger on: the items' events and states, their audience copies,
 the counters. This script measures that load alone, on one database per
 revision (by default the one before head, and head) on the same server, in
 rounds whose order rotates, so a change of the machine's speed falls on all.
-It prints each round, each database's items/s over all rounds, their ratio to
-the first, and the load average before and after.
+It prints each round, then for each database the median round's items/s and
+the CPU its backend spent an item (read from /proc, so less swayed by other
+work on the machine than the wall clock), each beside the first database's,
+and the load average before and after.
 
     .venv/bin/python benchmarks/loader.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
     .venv/bin/python benchmarks/loader.py --revisions 0025_policies_read_their_own_row,previous,head
@@ -23,18 +25,21 @@ import argparse
 import asyncio
 import os
 import random
+import statistics
 import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import httpx
+import psutil
 from alembic.script import ScriptDirectory
 from common import create_database, drop_database, running_server, with_database
 from foundation import Space, build_space, bulk_load, plan_items
+from sqlalchemy import text
 
 from mneia.storage import migration
 from mneia.storage.database import create_engine
@@ -49,7 +54,9 @@ class Arm:
     url: str
     spaces: list[Space]
     seconds: float = 0.0
+    cpu: float = 0.0
     items: int = 0
+    rates: list[float] = field(default_factory=list)
 
 
 @contextmanager
@@ -74,20 +81,27 @@ async def world(url: str, projects: int) -> list[Space]:
         await admin.dispose()
 
 
-async def load_round(arm: Arm, per_workspace: int, seed: int, now: datetime) -> float:
-    rng = random.Random(seed)  # both arms draw the same items
-    admin = create_engine(arm.url, pool_size=2)
+async def load_round(arm: Arm, per_workspace: int, seed: int, now: datetime) -> tuple[float, float]:
+    """Load one round into ``arm``'s database: its seconds, and the CPU seconds of its backend."""
+    rng = random.Random(seed)  # every arm draws the same items
+    admin = create_engine(arm.url, pool_size=1)  # one connection, held: its backend is the load's
     try:
+        async with admin.connect() as connection:
+            backend = psutil.Process((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
         plans = [plan_items(space, per_workspace, rng, now) for space in arm.spaces]
+        cpu_before = sum(backend.cpu_times()[:2])
         started = time.perf_counter()
         for space, plan in zip(arm.spaces, plans, strict=True):
             await bulk_load(admin, space, plan)
         elapsed = time.perf_counter() - started
+        cpu = sum(backend.cpu_times()[:2]) - cpu_before
     finally:
         await admin.dispose()
     arm.seconds += elapsed
+    arm.cpu += cpu
     arm.items += per_workspace * len(arm.spaces)
-    return elapsed
+    arm.rates.append(per_workspace * len(arm.spaces) / elapsed)
+    return elapsed, cpu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,17 +145,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             order = arms[shift:] + arms[:shift]
             figures = []
             for arm in order:
-                elapsed = asyncio.run(load_round(arm, args.items_per_workspace, args.seed + number, now))
-                figures.append(f"{arm.label} {per_round / elapsed:,.0f}/s")
+                elapsed, cpu = asyncio.run(load_round(arm, args.items_per_workspace, args.seed + number, now))
+                used = cpu * 1e6 / per_round
+                figures.append(f"{arm.label} {per_round / elapsed:,.0f}/s ({used:,.0f} us CPU an item)")
             print(f"round {number + 1}: " + ", ".join(figures) + f"; load average {os.getloadavg()[0]:.2f}")
             sys.stdout.flush()
         print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-        first = arms[0].items / arms[0].seconds
+        first = statistics.median(arms[0].rates)
+        first_cpu = arms[0].cpu / arms[0].items
         for arm in arms:
-            rate = arm.items / arm.seconds
+            rate = statistics.median(arm.rates)
+            cpu = arm.cpu / arm.items
             print(
-                f"{arm.label:{width}}  {arm.items:,} items in {arm.seconds:.1f} s: {rate:,.0f} items/s, "
-                f"{rate / first:.3f} x {arms[0].label}"
+                f"{arm.label:{width}}  {arm.items:,} items in {arm.seconds:.1f} s; median round "
+                f"{rate:,.0f} items/s ({rate / first:.3f} x {arms[0].label}); the backend's CPU "
+                f"{cpu * 1e6:,.0f} us an item ({first_cpu / cpu:.3f} x as fast), "
+                f"{1 / cpu:,.0f} items/s of CPU"
             )
     return 0
 
