@@ -4,6 +4,24 @@ SET LOCAL check_function_bodies = off;
 SET LOCAL ROLE mneia_owner;
 DROP TRIGGER item_events_audience ON item_events;
 DROP TRIGGER item_states_audience ON item_states;
+CREATE OR REPLACE FUNCTION public.mneia_item_count_deltas(rows items[], sign integer)
+ RETURNS TABLE(workspace_id uuid, project_id uuid, scope text, actor_id uuid, via_grant boolean, status text, kind text, load_bearing boolean, confirmed boolean, n bigint)
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  BEGIN
+    RETURN QUERY
+      SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
+             r.load_bearing, r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r
+      UNION ALL
+      SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
+             r.confirmed_by IS NOT NULL, sign::bigint
+      FROM unnest(rows) r, unnest(r.grant_actor_ids) g
+      WHERE r.scope = 'GRANTS' AND g <> r.asserted_by;
+  END
+  $function$;
 CREATE OR REPLACE FUNCTION public.mneia_item_event(item items, actor uuid, moment timestamp with time zone, kind text, was text, bearing boolean, ruled boolean, why text, extra jsonb)
  RETURNS void
  LANGUAGE plpgsql
@@ -147,6 +165,39 @@ AS $function$
     RETURN NULL;
   END
   $function$;
+CREATE OR REPLACE FUNCTION public.mneia_items_count()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  DECLARE
+    added public.items[];
+    removed public.items[];
+  BEGIN
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+      SELECT array_agg(n) INTO added FROM fresh n;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+      SELECT array_agg(o) INTO removed FROM stale o;
+    END IF;
+    INSERT INTO public.item_counts AS c (workspace_id, project_id, scope, actor_id, via_grant, status,
+                                         kind, load_bearing, confirmed, slot, n)
+    SELECT d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+           d.load_bearing, d.confirmed, pg_backend_pid(), sum(d.n)
+    FROM (SELECT * FROM public.mneia_item_count_deltas(coalesce(added, '{}'), 1)
+          UNION ALL
+          SELECT * FROM public.mneia_item_count_deltas(coalesce(removed, '{}'), -1)) d
+    GROUP BY d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+             d.load_bearing, d.confirmed
+    HAVING sum(d.n) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    ON CONFLICT (workspace_id, project_id, scope, actor_id, via_grant, status, kind, load_bearing,
+                 confirmed, slot)
+      DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+  END
+  $function$;
 CREATE OR REPLACE FUNCTION public.mneia_items_guard()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -285,4 +336,5 @@ AS $function$
   $function$;
 CREATE TRIGGER item_events_audience BEFORE INSERT ON public.item_events FOR EACH ROW EXECUTE FUNCTION mneia_copy_audience('item_events');
 CREATE TRIGGER item_states_audience BEFORE INSERT ON public.item_states FOR EACH ROW EXECUTE FUNCTION mneia_copy_audience('item_states');
+REVOKE ALL ON FUNCTION mneia_item_count_deltas(rows items[], sign integer) FROM PUBLIC;
 RESET ROLE;
