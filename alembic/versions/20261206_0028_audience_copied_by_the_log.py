@@ -17,6 +17,12 @@ on them): by the event log's triggers, or by a session of the owner's. Now:
   still overwrite from the item; not for the rows the log's triggers write.
 - ``mneia_items_guard`` reads the context's actor after its trust test, not
   before: a trusted load no longer opens the sealed context for every row.
+- ``mneia_items_asserted_log`` copies into its array (0027's, for Citus) only
+  the rows whose history is not implied, and stops when there are none; 0027
+  copied every row the statement wrote, search vectors included.
+- ``mneia_items_count`` sums each transition table by counter row as it reads
+  it, into an array of ``item_counts`` rows, rather than copying every item
+  (``mneia_item_count_deltas``, which did the summing after, is dropped).
 
 No row is touched. The upgrade and downgrade are the SQL files beside this one.
 """
