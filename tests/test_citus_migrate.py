@@ -380,8 +380,22 @@ async def test_r1_a_human_on_its_workspaces_worker_writes_and_reads_back_its_own
             humans.first.workspace_id,
             written.item_id,
         )
+        # The item's audience, copied onto its events and states by the log on the shard (0028).
+        copies = await admin.fetch(
+            "SELECT DISTINCT c.item_project_id = i.project_id AND c.item_scope = i.scope"
+            " AND c.item_asserted_by = i.asserted_by AND c.item_grants IS NULL AS same"
+            " FROM (SELECT workspace_id, item_id, item_project_id, item_scope, item_asserted_by, item_grants"
+            "       FROM item_events UNION ALL"
+            "       SELECT workspace_id, item_id, item_project_id, item_scope, item_asserted_by, item_grants"
+            "       FROM item_states) c"
+            " JOIN items i ON i.workspace_id = c.workspace_id AND i.id = c.item_id"
+            " WHERE c.workspace_id = $1 AND c.item_id = $2",
+            humans.first.workspace_id,
+            written.item_id,
+        )
     assert {row["event"] for row in events} == {"ASSERTED", "CONFIRMED", "VERIFIED"}
     assert current == humans.first.actor_id
+    assert [row["same"] for row in copies] == [True]
 
 
 def by_literal(workspace_id: uuid.UUID) -> str:

@@ -28,6 +28,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from mneia.authority import keeps_audience
+from mneia.config import OWNER_ROLE
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.vocabulary import ItemKind, Scope
@@ -37,6 +38,7 @@ from tests.support import (
     INSUFFICIENT_PRIVILEGE,
     MAKE_LOAD_BEARING,
     as_caller,
+    as_owner,
     authenticate,
     confirmed_item,
     constraint_of,
@@ -445,6 +447,107 @@ async def test_r2_an_items_audience_copied_onto_a_row_is_the_databases_never_the
         ).one()
     assert tuple(proposed) == ("PROJECT", uuid.UUID(world.agent.id), None)
     assert tuple(disputed) == ("PROJECT", uuid.UUID(world.agent.id), "PROJECT", uuid.UUID(world.human.id))
+
+
+AUDIENCE_DIFFERS = (
+    "SELECT count(*) FILTER (WHERE (c.item_project_id, c.item_scope, c.item_asserted_by, c.item_grants)"
+    "   IS DISTINCT FROM (i.project_id, i.scope, i.asserted_by,"
+    "                     CASE WHEN i.scope = 'GRANTS' THEN i.grant_actor_ids END)) AS differ,"
+    " count(*) FILTER (WHERE c.item_id = :granted AND c.item_grants = ARRAY[CAST(:agent AS uuid)]) AS granted"
+    " FROM {table} c JOIN items i ON i.workspace_id = c.workspace_id AND i.id = c.item_id"
+    " WHERE c.workspace_id = :ws"
+)
+
+
+async def test_r2_the_event_log_copies_each_items_audience_onto_its_events_and_states(
+    engine: AsyncEngine, admin_engine: AsyncEngine, ground: Ground
+) -> None:
+    """The row triggers do not copy the audience onto the rows the event log's triggers write
+    (migration 0028): the log copies it from the item it logs. Every path of the log is taken: a
+    GRANTS item loaded with a later confirmation (mneia_items_asserted_log), a note on it and the
+    load-bearing rule (mneia_items_log: mneia_item_history, mneia_item_event, mneia_item_state),
+    and each event and state carries exactly its item's audience, the grantee included."""
+    world = ground.world
+    granted = new_id()
+    async with as_owner(admin_engine, world.human) as connection:  # trusted: history carries its times
+        await connection.execute(
+            text(
+                "INSERT INTO items (workspace_id, id, project_id, kind, statement, scope, grant_actor_ids,"
+                " asserted_by, asserted_at, confirmed_by, confirmed_at)"
+                " VALUES (:ws, :id, :project, 'FACT', 'for the agent', 'GRANTS', ARRAY[CAST(:agent AS uuid)],"
+                " :human, now() - interval '2 days', :human, now() - interval '1 day')"
+            ),
+            {
+                "ws": world.workspace_id,
+                "id": granted,
+                "project": world.project_id,
+                "agent": world.agent.id,
+                "human": world.human.id,
+            },
+        )
+    async with admin_engine.connect() as connection, connection.begin():
+        await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+        await authenticate(connection, world.human)
+        await connection.execute(
+            text("UPDATE items SET status_reason = 'checked' WHERE id = :i"), {"i": granted}
+        )
+    params = {"ws": world.workspace_id, "granted": granted, "agent": world.agent.id}
+    events = await rows(admin_engine, AUDIENCE_DIFFERS.format(table="item_events"), **params)
+    states = await rows(admin_engine, AUDIENCE_DIFFERS.format(table="item_states"), **params)
+    # ASSERTED, CONFIRMED and NOTED; its states from each. Not vacuous: the load-bearing item's
+    # history is there too (written by its first change).
+    assert events == [{"differ": 0, "granted": 3}]
+    assert states == [{"differ": 0, "granted": 3}]
+    logged = await rows(
+        admin_engine, "SELECT count(*) AS n FROM item_events WHERE item_id = :i", i=ground.load_bearing
+    )
+    assert logged[0]["n"] >= 2
+
+
+async def test_r2_an_owners_own_event_or_state_gets_the_items_audience_not_its_word(
+    admin_engine: AsyncEngine, ground: Ground
+) -> None:
+    """A statement of a session's own (the owner's: mneia_app may not INSERT events or states)
+    that writes an event or a state claiming another audience stores the item's: the row triggers
+    still copy it there (pg_trigger_depth() = 0)."""
+    world = ground.world
+    claimed = {
+        "ws": world.workspace_id,
+        "item": ground.agents,
+        "human": world.human.id,
+        "elsewhere": str(uuid.uuid4()),
+    }
+    async with admin_engine.connect() as connection, connection.begin() as transaction:
+        await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
+        await authenticate(connection, world.human)
+        event = (
+            await connection.execute(
+                text(
+                    "INSERT INTO item_events (workspace_id, item_id, actor_id, at, event, to_status,"
+                    " load_bearing, confirmed, item_project_id, item_scope, item_asserted_by, item_grants)"
+                    " VALUES (:ws, :item, :human, now(), 'NOTED', 'ACTIVE', false, false, :elsewhere,"
+                    " 'WORKSPACE', :human, ARRAY[CAST(:human AS uuid)])"
+                    " RETURNING item_project_id::text, item_scope, item_asserted_by::text, item_grants"
+                ),
+                claimed,
+            )
+        ).one()
+        state = (
+            await connection.execute(
+                text(
+                    "INSERT INTO item_states (workspace_id, item_id, since, status, load_bearing,"
+                    " load_bearing_suggested, item_project_id, item_scope, item_asserted_by, item_grants)"
+                    " VALUES (:ws, :item, now() + interval '1 day', 'ACTIVE', false, false, :elsewhere,"
+                    " 'WORKSPACE', :human, ARRAY[CAST(:human AS uuid)])"
+                    " RETURNING item_project_id::text, item_scope, item_asserted_by::text, item_grants"
+                ),
+                claimed,
+            )
+        ).one()
+        await transaction.rollback()
+    expected = (world.project_id, "PROJECT", world.agent.id, None)
+    assert tuple(event) == expected
+    assert tuple(state) == expected
 
 
 async def test_r2_when_the_owner_changes_an_items_audience_its_copies_follow(

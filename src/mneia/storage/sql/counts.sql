@@ -50,49 +50,54 @@ CREATE POLICY item_count_read ON item_counts FOR SELECT USING (
 -- carries no text, and mneia_app has no privilege to write one.
 CREATE POLICY item_count_keep ON item_counts FOR ALL TO mneia_owner USING (true) WITH CHECK (true);
 
--- The audiences of some item rows, each with +1 or -1: what adding or removing them changes.
-CREATE FUNCTION public.mneia_item_count_deltas(rows public.items[], sign integer)
-  RETURNS TABLE (workspace_id uuid, project_id uuid, scope text, actor_id uuid, via_grant boolean,
-                 status text, kind text, load_bearing boolean, confirmed boolean, n bigint)
-  LANGUAGE plpgsql IMMUTABLE
-  SET search_path = pg_catalog, public, pg_temp
-  AS $$
-  BEGIN
-    RETURN QUERY
-      SELECT r.workspace_id, r.project_id, r.scope, r.asserted_by, false, r.status, r.kind,
-             r.load_bearing, r.confirmed_by IS NOT NULL, sign::bigint
-      FROM unnest(rows) r
-      UNION ALL
-      SELECT r.workspace_id, r.project_id, r.scope, g, true, r.status, r.kind, r.load_bearing,
-             r.confirmed_by IS NOT NULL, sign::bigint
-      FROM unnest(rows) r, unnest(r.grant_actor_ids) g
-      WHERE r.scope = 'GRANTS' AND g <> r.asserted_by;
-  END
-  $$;
-
 -- One statement's changes, summed by counter row (an UPDATE that changes no counted
--- column writes nothing), added to this connection's rows in key order.
+-- column writes nothing), added to this connection's rows in key order. Each transition
+-- table is read alone and summed as it is read, into an array of counter rows: on Citus a
+-- statement that also writes a distributed table cannot see a transition table, and the
+-- array then holds a few dozen counters, not a copy of every item the statement wrote.
+-- An item counts in its asserter's row, and a GRANTS item again for each grantee but its
+-- asserter (via_grant).
 CREATE FUNCTION public.mneia_items_count() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   DECLARE
-    added public.items[];
-    removed public.items[];
+    added public.item_counts[];
+    removed public.item_counts[];
   BEGIN
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-      SELECT array_agg(n) INTO added FROM fresh n;
+      SELECT array_agg(ROW(d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+                           d.load_bearing, d.confirmed, 0, d.n)::public.item_counts)
+        INTO added
+        FROM (SELECT r.workspace_id, r.project_id, r.scope, a.actor_id, a.via_grant, r.status, r.kind,
+                     r.load_bearing, r.confirmed_by IS NOT NULL AS confirmed, count(*) AS n
+              FROM fresh r
+              CROSS JOIN LATERAL (SELECT r.asserted_by AS actor_id, false AS via_grant
+                                  UNION ALL
+                                  SELECT g, true FROM unnest(r.grant_actor_ids) g
+                                  WHERE r.scope = 'GRANTS' AND g <> r.asserted_by) a
+              GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) d;
     END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-      SELECT array_agg(o) INTO removed FROM stale o;
+      SELECT array_agg(ROW(d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+                           d.load_bearing, d.confirmed, 0, -d.n)::public.item_counts)
+        INTO removed
+        FROM (SELECT r.workspace_id, r.project_id, r.scope, a.actor_id, a.via_grant, r.status, r.kind,
+                     r.load_bearing, r.confirmed_by IS NOT NULL AS confirmed, count(*) AS n
+              FROM stale r
+              CROSS JOIN LATERAL (SELECT r.asserted_by AS actor_id, false AS via_grant
+                                  UNION ALL
+                                  SELECT g, true FROM unnest(r.grant_actor_ids) g
+                                  WHERE r.scope = 'GRANTS' AND g <> r.asserted_by) a
+              GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) d;
     END IF;
     INSERT INTO public.item_counts AS c (workspace_id, project_id, scope, actor_id, via_grant, status,
                                          kind, load_bearing, confirmed, slot, n)
     SELECT d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
            d.load_bearing, d.confirmed, pg_backend_pid(), sum(d.n)
-    FROM (SELECT * FROM public.mneia_item_count_deltas(coalesce(added, '{}'), 1)
+    FROM (SELECT * FROM unnest(coalesce(added, '{}'))
           UNION ALL
-          SELECT * FROM public.mneia_item_count_deltas(coalesce(removed, '{}'), -1)) d
+          SELECT * FROM unnest(coalesce(removed, '{}'))) d
     GROUP BY d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
              d.load_bearing, d.confirmed
     HAVING sum(d.n) <> 0

@@ -38,8 +38,11 @@ CREATE FUNCTION public.mneia_item_event(item public.items, actor uuid, moment ti
   AS $$
   BEGIN
     INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                                    load_bearing, confirmed, reason, data)
-    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra);
+                                    load_bearing, confirmed, reason, data, item_project_id, item_scope,
+                                    item_asserted_by, item_grants)
+    VALUES (item.workspace_id, item.id, actor, moment, kind, was, item.status, bearing, ruled, why, extra,
+            item.project_id, item.scope, item.asserted_by,
+            CASE WHEN item.scope = 'GRANTS' THEN item.grant_actor_ids END);
   END
   $$;
 
@@ -73,10 +76,12 @@ CREATE FUNCTION public.mneia_item_state(item public.items, moment timestamptz, f
         WHERE s.workspace_id = item.workspace_id AND s.item_id = item.id AND s.since = current_since;
     END IF;
     INSERT INTO public.item_states (workspace_id, item_id, since, status, status_reason, load_bearing,
-                                    load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at)
+                                    load_bearing_suggested, confirmed_by, confirmed_at, last_verified_at,
+                                    item_project_id, item_scope, item_asserted_by, item_grants)
     VALUES (item.workspace_id, item.id, moment, item.status, item.status_reason, bearing,
             item.load_bearing_suggested, CASE WHEN ruled THEN item.confirmed_by END,
-            CASE WHEN ruled THEN item.confirmed_at END, verified);
+            CASE WHEN ruled THEN item.confirmed_at END, verified, item.project_id, item.scope,
+            item.asserted_by, CASE WHEN item.scope = 'GRANTS' THEN item.grant_actor_ids END);
   END
   $$;
 
@@ -96,12 +101,15 @@ CREATE FUNCTION public.mneia_item_history(item public.items) RETURNS timestamptz
       RETURN current_since;
     END IF;
     INSERT INTO public.item_events (workspace_id, id, seq, item_id, actor_id, at, event, from_status,
-                                    to_status, load_bearing, confirmed, reason, data)
+                                    to_status, load_bearing, confirmed, reason, data, item_project_id,
+                                    item_scope, item_asserted_by, item_grants)
       OVERRIDING SYSTEM VALUE
       VALUES (item.workspace_id, item.id, 0, item.id, item.asserted_by, item.asserted_at, 'ASSERTED', NULL,
               item.status, item.load_bearing, item.confirmed_by IS NOT NULL,
               coalesce(item.supersession_reason, item.status_reason),
-              jsonb_strip_nulls(jsonb_build_object('supersedes', item.supersedes_id, 'session', item.session_id)));
+              jsonb_strip_nulls(jsonb_build_object('supersedes', item.supersedes_id, 'session', item.session_id)),
+              item.project_id, item.scope, item.asserted_by,
+              CASE WHEN item.scope = 'GRANTS' THEN item.grant_actor_ids END);
     PERFORM public.mneia_item_state(item, item.asserted_at, true);
     RETURN item.asserted_at;
   END
@@ -128,32 +136,42 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
     inserted public.items[];
   BEGIN
     -- The transition table read alone, into an array: on Citus a statement that also writes
-    -- a distributed table is planned by Citus, which cannot see a transition table.
-    SELECT array_agg(n) INTO inserted FROM asserted n;
-    WITH logged AS (
-      SELECT a.*, t.instant, a.confirmed_by IS NOT NULL AS confirmed
-      FROM unnest(inserted) a
-      CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
+    -- a distributed table is planned by Citus, which cannot see a transition table. Only the
+    -- rows whose history is not implied (most are), so that a batch copies no more than it logs.
+    SELECT array_agg(n) INTO inserted FROM asserted n
+      CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN n.asserted_at ELSE now() END AS instant) t
       -- Not implied: recorded later than said, or a time of it later than its record, or a
       -- confirmation or setting without its time (storage/event.py and storage/item.py read
       -- the implied ones from the row).
-      WHERE t.instant <> a.asserted_at OR a.confirmed_at > t.instant OR a.load_bearing_set_at > t.instant
-         OR a.last_verified_at > t.instant OR (a.confirmed_by IS NULL) <> (a.confirmed_at IS NULL)
-         OR (a.load_bearing AND a.load_bearing_set_at IS NULL)
+      WHERE t.instant <> n.asserted_at OR n.confirmed_at > t.instant OR n.load_bearing_set_at > t.instant
+         OR n.last_verified_at > t.instant OR (n.confirmed_by IS NULL) <> (n.confirmed_at IS NULL)
+         OR (n.load_bearing AND n.load_bearing_set_at IS NULL);
+    IF inserted IS NULL THEN
+      RETURN NULL;
+    END IF;
+    WITH logged AS (
+      SELECT a.*, t.instant, a.confirmed_by IS NOT NULL AS confirmed,
+             CASE WHEN a.scope = 'GRANTS' THEN a.grant_actor_ids END AS grants
+      FROM unnest(inserted) a
+      CROSS JOIN LATERAL (SELECT CASE WHEN trusted THEN a.asserted_at ELSE now() END AS instant) t
     ), assertions AS (
       INSERT INTO public.item_events (workspace_id, id, seq, item_id, actor_id, at, event, from_status,
-                                      to_status, load_bearing, confirmed, reason, data)
+                                      to_status, load_bearing, confirmed, reason, data, item_project_id,
+                                      item_scope, item_asserted_by, item_grants)
         OVERRIDING SYSTEM VALUE
       SELECT l.workspace_id, l.id, 0, l.id, l.asserted_by, l.instant, 'ASSERTED', NULL, l.status,
              l.load_bearing AND l.load_bearing_set_at <= l.asserted_at,
              l.confirmed AND l.confirmed_at <= l.asserted_at,
              coalesce(l.supersession_reason, l.status_reason),
-             jsonb_strip_nulls(jsonb_build_object('supersedes', l.supersedes_id, 'session', l.session_id))
+             jsonb_strip_nulls(jsonb_build_object('supersedes', l.supersedes_id, 'session', l.session_id)),
+             l.project_id, l.scope, l.asserted_by, l.grants
       FROM logged l
     ), later AS (
       INSERT INTO public.item_events (workspace_id, item_id, actor_id, at, event, from_status, to_status,
-                                      load_bearing, confirmed, reason, data)
-      SELECT l.workspace_id, l.id, e.actor, e.at, e.event, l.status, l.status, e.bearing, e.ruled, NULL, '{}'
+                                      load_bearing, confirmed, reason, data, item_project_id, item_scope,
+                                      item_asserted_by, item_grants)
+      SELECT l.workspace_id, l.id, e.actor, e.at, e.event, l.status, l.status, e.bearing, e.ruled, NULL, '{}',
+             l.project_id, l.scope, l.asserted_by, l.grants
       FROM logged l
       CROSS JOIN LATERAL (VALUES
         (2, l.confirmed AND l.confirmed_at > l.asserted_at, 'CONFIRMED', l.confirmed_by,
@@ -174,14 +192,16 @@ CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
     -- confirmation dated later is not in the state before it), until the next.
     INSERT INTO public.item_states (workspace_id, item_id, since, until, status, status_reason,
                                     load_bearing, load_bearing_suggested, confirmed_by, confirmed_at,
-                                    last_verified_at)
+                                    last_verified_at, item_project_id, item_scope, item_asserted_by,
+                                    item_grants)
     SELECT l.workspace_id, l.id, m.moment,
            coalesce(lead(m.moment) OVER (PARTITION BY l.id ORDER BY m.moment), 'infinity'),
            l.status, l.status_reason, l.load_bearing AND coalesce(l.load_bearing_set_at <= m.moment, true),
            l.load_bearing_suggested,
            CASE WHEN l.confirmed_at <= m.moment THEN l.confirmed_by END,
            CASE WHEN l.confirmed_at <= m.moment THEN l.confirmed_at END,
-           CASE WHEN l.last_verified_at <= m.moment THEN l.last_verified_at END
+           CASE WHEN l.last_verified_at <= m.moment THEN l.last_verified_at END,
+           l.project_id, l.scope, l.asserted_by, l.grants
     FROM logged l
     CROSS JOIN LATERAL (SELECT DISTINCT x AS moment
                         FROM unnest(ARRAY[l.instant, l.confirmed_at, l.load_bearing_set_at,

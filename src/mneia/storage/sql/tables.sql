@@ -349,8 +349,8 @@ CREATE TABLE item_events (
   confirmed boolean NOT NULL,
   reason text,
   data jsonb NOT NULL DEFAULT '{}',
-  -- The item's audience, copied as the row is written (mneia_copy_audience): who may see
-  -- it is who may see the item (item_read), read from this row alone.
+  -- The item's audience, copied as the row is written (by the event log's triggers, else
+  -- mneia_copy_audience): who may see it is who may see the item (item_read), from this row alone.
   item_project_id uuid NOT NULL,
   item_scope text NOT NULL,
   item_asserted_by uuid NOT NULL,
@@ -382,8 +382,8 @@ CREATE TABLE item_states (
   confirmed_by uuid,
   confirmed_at timestamptz,
   last_verified_at timestamptz,
-  -- The item's audience, copied as the row is written (mneia_copy_audience): who may see
-  -- it is who may see the item (item_read), read from this row alone.
+  -- The item's audience, copied as the row is written (by the event log's triggers, else
+  -- mneia_copy_audience): who may see it is who may see the item (item_read), from this row alone.
   item_project_id uuid NOT NULL,
   item_scope text NOT NULL,
   item_asserted_by uuid NOT NULL,
