@@ -380,7 +380,7 @@ async def test_r1_a_human_on_its_workspaces_worker_writes_and_reads_back_its_own
             humans.first.workspace_id,
             written.item_id,
         )
-        # The item's audience, copied onto its events and states by the log on the shard (0028).
+        # The item's audience, copied onto its events and states by the log on the shard (0031).
         copies = await admin.fetch(
             "SELECT DISTINCT c.item_project_id = i.project_id AND c.item_scope = i.scope"
             " AND c.item_asserted_by = i.asserted_by AND c.item_grants IS NULL AS same"

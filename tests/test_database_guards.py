@@ -463,7 +463,7 @@ async def test_r2_the_event_log_copies_each_items_audience_onto_its_events_and_s
     engine: AsyncEngine, admin_engine: AsyncEngine, ground: Ground
 ) -> None:
     """The row triggers do not copy the audience onto the rows the event log's triggers write
-    (migration 0028): the log copies it from the item it logs. Every path of the log is taken: a
+    (migration 0031): the log copies it from the item it logs. Every path of the log is taken: a
     GRANTS item loaded with a later confirmation (mneia_items_asserted_log), a note on it and the
     load-bearing rule (mneia_items_log: mneia_item_history, mneia_item_event, mneia_item_state),
     and each event and state carries exactly its item's audience, the grantee included."""

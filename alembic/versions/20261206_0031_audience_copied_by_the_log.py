@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from mneia.storage.migration import run_beside
 
-revision = "0028_audience_copied_by_the_log"
-down_revision = "0027_triggers_on_shards"
+revision = "0031_audience_copied_by_the_log"
+down_revision = "0030_one_shard_upkeep"
 branch_labels = None
 depends_on = None
 
