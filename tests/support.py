@@ -92,12 +92,22 @@ def constraint_of(error: DBAPIError) -> str | None:
     return failures.constraint_name(error)
 
 
+async def node_engine(engine: AsyncEngine, who: Who, *, admin: bool = False) -> AsyncEngine:
+    """``engine``, or on Citus the server's engine (``ROUTED``; ``admin``: the administrator's,
+    ``ROUTED_ADMIN``) on the node of ``who``'s workspace."""
+    named, routed = workspace_of(who.token), ROUTED_ADMIN if admin else ROUTED
+    return await routed.engine(named) if routed is not None and named is not None else engine
+
+
 @asynccontextmanager
-async def as_nobody(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+async def as_nobody(engine: AsyncEngine, near: Who | None = None) -> AsyncIterator[AsyncConnection]:
     """A transaction as the server's role (mneia_app) with no caller set; always rolled back.
 
-    Every policy must fail closed here: an unset context is nobody.
+    Every policy must fail closed here: an unset context is nobody. On Citus (``ROUTED``), on the
+    node that holds ``near``'s workspace: where a forged context would have rows to show.
     """
+    if near is not None:
+        engine = await node_engine(engine, near)
     async with engine.connect() as connection:
         await connection.begin()
         try:
@@ -120,10 +130,7 @@ async def as_caller(engine: AsyncEngine, who: Who) -> AsyncIterator[AsyncConnect
 
     On Citus (``ROUTED``), on the node that holds ``who``'s workspace, as the server would run it.
     """
-    named = workspace_of(who.token)
-    if ROUTED is not None and named is not None:
-        engine = await ROUTED.engine(named)
-    async with as_nobody(engine) as connection:
+    async with as_nobody(engine, near=who) as connection:
         await authenticate(connection, who)
         yield connection
 

@@ -43,6 +43,7 @@ from tests.support import (
     confirmed_item,
     constraint_of,
     item_record,
+    node_engine,
     rows,
     sqlstate,
 )
@@ -485,7 +486,10 @@ async def test_r2_the_event_log_copies_each_items_audience_onto_its_events_and_s
                 "human": world.human.id,
             },
         )
-    async with admin_engine.connect() as connection, connection.begin():
+    async with (
+        (await node_engine(admin_engine, world.human, admin=True)).connect() as connection,
+        connection.begin(),
+    ):
         await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
         await authenticate(connection, world.human)
         await connection.execute(
@@ -517,7 +521,10 @@ async def test_r2_an_owners_own_event_or_state_gets_the_items_audience_not_its_w
         "human": world.human.id,
         "elsewhere": str(uuid.uuid4()),
     }
-    async with admin_engine.connect() as connection, connection.begin() as transaction:
+    async with (
+        (await node_engine(admin_engine, world.human, admin=True)).connect() as connection,
+        connection.begin() as transaction,
+    ):
         await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
         await authenticate(connection, world.human)
         event = (
@@ -842,7 +849,7 @@ async def commit_as(
     engine: AsyncEngine, who: Who, *statements: tuple[str, dict[str, Any]]
 ) -> DBAPIError | None:
     """Run ``statements`` as ``who`` and commit; the error the commit (or a statement) raised, if any."""
-    async with engine.connect() as connection:
+    async with (await node_engine(engine, who)).connect() as connection:
         await connection.begin()
         try:
             await authenticate(connection, who)
