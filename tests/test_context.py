@@ -201,7 +201,8 @@ async def test_issue_21_the_server_role_has_none_of_postgresqls_extras(
     advisory locks and pg_notify on any channel were allowed (migration 0012 revokes them from
     PUBLIC when a superuser migrates, as here). The announcements still reach their subscribers:
     the owner keeps pg_notify (tests/test_subscriptions.py)."""
-    async with as_caller(engine, stocked.agent) if bound else as_nobody(engine) as connection:
+    opened = as_caller(engine, stocked.agent) if bound else as_nobody(engine, near=stocked.agent)
+    async with opened as connection:
         with pytest.raises(DBAPIError) as caught:
             await connection.execute(text(statement))
     assert sqlstate(caught.value) == INSUFFICIENT_PRIVILEGE, caught.value
