@@ -25,9 +25,6 @@ cores), cached afterwards under ``~/.cache/mneia/citus``.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -42,35 +39,16 @@ from mneia.storage import citus, declared, migration, token, workspace
 from mneia.storage.database import create_engine
 from mneia.storage.ids import new_id
 from mneia.storage.tables import metadata
-from tests.citus import ASKED, BUILD_TIMEOUT, TIMEOUT
-from tests.citus import output as citus_sh
-from tests.live import CLI, cli_env
+from tests.citus import ASKED, Cluster, cluster_up, mneia_migrate, scratch_directory
 from tests.test_declared import POLICIES_READING_ANOTHER_TABLE
 
 pytestmark = [pytest.mark.slow, ASKED]
 
-DATABASE_URL = re.compile(r"DATABASE_URL=(postgresql://postgres@127\.0\.0\.1:(\d+)/(\w+))")
-STATUS_LINE = re.compile(r"(coordinator|worker\d+) 127\.0\.0\.1:(\d+) answers")
 WARNING = re.compile(r"mneia: warning: on Citus the policy (\w+) on (\w+) is left out")
 
 REFERENCE = {"identities", "sign_in_states"}
 LOCAL = {"seal_keys", "alembic_version"}
 WORKSPACE_OF = {"workspaces": "id"}  # every other distributed table: workspace_id
-
-
-@dataclass(frozen=True)
-class Cluster:
-    url: str  # the administrator's, on the coordinator
-    name: str
-    coordinator: int
-    workers: tuple[int, ...]
-
-    @property
-    def nodes(self) -> tuple[int, ...]:
-        return (self.coordinator, *self.workers)
-
-    async def connect(self, port: int, user: str = "postgres") -> asyncpg.Connection:
-        return await asyncpg.connect(host="127.0.0.1", port=port, user=user, database=self.name)
 
 
 @dataclass(frozen=True)
@@ -81,40 +59,16 @@ class Migrated:
     seconds: float
 
 
-def mneia_migrate(cluster: Cluster, scratch: Path) -> subprocess.CompletedProcess[str]:
-    env = cli_env(scratch, DATABASE_URL=cluster.url)
-    return subprocess.run([*CLI, "migrate"], env=env, capture_output=True, text=True, timeout=TIMEOUT)
-
-
 @pytest.fixture(scope="module")
 def scratch() -> Iterator[Path]:
-    # Outside pytest's basetemp (mode 0700): as root the nodes run as another user, who must
-    # reach their data directories.
-    scratch = Path(tempfile.mkdtemp(prefix="mneia-citus-migrate-"))
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with scratch_directory("mneia-citus-migrate-") as directory:
+        yield directory
 
 
 @pytest.fixture(scope="module")
 def cluster(scratch: Path) -> Iterator[Cluster]:
-    state = scratch / "cluster"
-    try:
-        citus_sh("up", state=state, timeout=BUILD_TIMEOUT)
-        created = DATABASE_URL.fullmatch(citus_sh("createdb", "mneia", state=state).strip())
-        assert created, "createdb printed no DATABASE_URL"
-        ports = {
-            line.group(1): int(line.group(2))
-            for line in map(STATUS_LINE.fullmatch, citus_sh("status", state=state).splitlines())
-            if line
-        }
-        assert ports["coordinator"] == int(created.group(2)), ports
-        workers = tuple(port for node, port in sorted(ports.items()) if node != "coordinator")
-        assert len(workers) == 2, ports
-        yield Cluster(created.group(1), created.group(3), ports["coordinator"], workers)
-    finally:
-        citus_sh("down", state=state)
+    with cluster_up(scratch) as up:
+        yield up
 
 
 @pytest.fixture(scope="module")

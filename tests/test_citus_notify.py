@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
-import tempfile
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import asynccontextmanager
@@ -40,22 +38,9 @@ from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
 from mneia.storage.notification import INTERRUPTED, PROPOSAL, Announcement, Hub, Inbox
 from mneia.vocabulary import ItemKind
-from tests.citus import ASKED, BUILD_TIMEOUT
-from tests.citus import output as citus_sh
+from tests.citus import ASKED, Cluster, migrated_cluster, scratch_directory
 from tests.live import PATIENCE
-from tests.test_citus_migrate import (
-    DATABASE_URL,
-    HOME,
-    ITEM,
-    MEMBER,
-    PROJECT,
-    STATUS_LINE,
-    Cluster,
-    Human,
-    authenticated,
-    mneia_migrate,
-    on_node,
-)
+from tests.test_citus_migrate import HOME, ITEM, MEMBER, PROJECT, Human, authenticated, on_node
 
 pytestmark = [pytest.mark.slow, ASKED]
 
@@ -82,34 +67,14 @@ LISTENING = (  # the backends of a hub (mneia_app's connections that LISTEN) on 
 
 @pytest.fixture(scope="module")
 def scratch() -> Iterator[Path]:
-    # Outside pytest's basetemp (mode 0700): as root the nodes run as another user.
-    scratch = Path(tempfile.mkdtemp(prefix="mneia-citus-notify-"))
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with scratch_directory("mneia-citus-notify-") as directory:
+        yield directory
 
 
 @pytest.fixture(scope="module")
 def cluster(scratch: Path) -> Iterator[Cluster]:
-    state = scratch / "cluster"
-    try:
-        citus_sh("up", state=state, timeout=BUILD_TIMEOUT)
-        created = DATABASE_URL.fullmatch(citus_sh("createdb", "mneia", state=state).strip())
-        assert created, "createdb printed no DATABASE_URL"
-        ports = {
-            line.group(1): int(line.group(2))
-            for line in map(STATUS_LINE.fullmatch, citus_sh("status", state=state).splitlines())
-            if line
-        }
-        workers = tuple(port for node, port in sorted(ports.items()) if node != "coordinator")
-        assert len(workers) == 2, ports
-        migrated = Cluster(created.group(1), created.group(3), ports["coordinator"], workers)
-        result = mneia_migrate(migrated, scratch)
-        assert result.returncode == 0, result.stderr
+    with migrated_cluster(scratch) as migrated:
         yield migrated
-    finally:
-        citus_sh("down", state=state)
 
 
 def app_url(cluster: Cluster, port: int) -> str:

@@ -21,8 +21,6 @@ Opt-in (``MNEIA_CITUS=1``), as every Citus module (tests/citus.py).
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -37,12 +35,10 @@ from mneia.app import create_app
 from mneia.config import app_url
 from mneia.storage import citus, node
 from mneia.storage.database import create_engine
-from tests.citus import ASKED, BUILD_TIMEOUT
-from tests.citus import output as citus_sh
+from tests.citus import ASKED, Cluster, migrated_cluster, scratch_directory
 from tests.graphql import Api, World
 from tests.live import cli_env, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
-from tests.test_citus_migrate import DATABASE_URL, STATUS_LINE, Cluster, mneia_migrate
 
 pytestmark = [pytest.mark.slow, ASKED]
 
@@ -59,34 +55,14 @@ LATEST = "query($p: ID!) { latestHandoff(projectId: $p) { id summary } }"
 
 @pytest.fixture(scope="module")
 def scratch() -> Iterator[Path]:
-    # Outside pytest's basetemp (mode 0700): as root the nodes run as another user.
-    scratch = Path(tempfile.mkdtemp(prefix="mneia-citus-serve-"))
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with scratch_directory("mneia-citus-serve-") as directory:
+        yield directory
 
 
 @pytest.fixture(scope="module")
 def cluster(scratch: Path) -> Iterator[Cluster]:
-    state = scratch / "cluster"
-    try:
-        citus_sh("up", state=state, timeout=BUILD_TIMEOUT)
-        created = DATABASE_URL.fullmatch(citus_sh("createdb", "mneia", state=state).strip())
-        assert created, "createdb printed no DATABASE_URL"
-        ports = {
-            line.group(1): int(line.group(2))
-            for line in map(STATUS_LINE.fullmatch, citus_sh("status", state=state).splitlines())
-            if line
-        }
-        workers = tuple(port for name, port in sorted(ports.items()) if name != "coordinator")
-        assert len(workers) == 2, ports
-        cluster = Cluster(created.group(1), created.group(3), ports["coordinator"], workers)
-        result = mneia_migrate(cluster, scratch)
-        assert result.returncode == 0, result.stderr
-        yield cluster
-    finally:
-        citus_sh("down", state=state)
+    with migrated_cluster(scratch) as migrated:
+        yield migrated
 
 
 @dataclass
