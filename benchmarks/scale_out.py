@@ -9,14 +9,12 @@ server and dropped at the end). On each, 100 workspaces (``--workspaces``)
 are bootstrapped, each with a human, an agent, a project, the agent's session
 and ``--items-per-workspace`` items asserted through the API (``assertItems``).
 
-Every request goes through ``routing.Router``: the workspace named by the
-token picks the node, and that node's ``create_app`` serves it over an engine
-connected as ``mneia_app`` straight to it, so on Citus the whole transaction
-runs on the worker holding the workspace (docs/scale-out.md); plain
-PostgreSQL is one node behind the same router. Its connections to the workers
-start with ``citus.override_table_visibility = off`` (``routing.SHARDS_SHOWN``:
-with Citus's default, each new connection's type introspection took seconds);
-``--shards-hidden`` keeps the default.
+Every request goes through the server's own application (``routing.Router``:
+``create_app`` with ``storage.node.Nodes`` on Citus, as ``mneia serve``
+builds it): the workspace named by the token picks the node, and the whole
+transaction runs on the worker holding the workspace, connected as
+``mneia_app`` straight to it (docs/scale-out.md); plain PostgreSQL is the
+same application with one engine.
 
 1. **Single tenant**, sequential, in this process (the app through httpx's
    ASGI transport: no sockets): a page (``items(first: 50)`` with provenance),
@@ -84,12 +82,13 @@ from common import (
 )
 from foundation import ADD_MEMBER, ASSERT_MUTATION, CREATE_ACTOR, PAGE_QUERY
 from replay import Recorder, driver_dsn, renewed, replayed
-from routing import SHARDS_SHOWN, Router, Routes
+from routing import Router, Routes
 from sqlalchemy.engine import make_url
 
 from mneia.config import app_url
 from mneia.storage import citus, workspace
 from mneia.storage.database import create_engine
+from mneia.storage.node import SHARDS_SHOWN
 
 HERE = Path(__file__).resolve().parent
 CITUS_SH = HERE.parent / "scripts" / "citus.sh"
@@ -218,9 +217,7 @@ class World:
     """Operations that failed on this engine, with their cause: not measured further."""
 
 
-async def bootstrap(
-    engine: Engine, workspaces: int, settings: dict[str, str]
-) -> tuple[Routes, list[tuple[uuid.UUID, str]]]:
+async def bootstrap(engine: Engine, workspaces: int) -> tuple[Routes, list[tuple[uuid.UUID, str]]]:
     """The workspaces, each with its human (as ``mneia admin bootstrap``), and the node of each."""
     admin = create_engine(engine.admin_url, pool_size=1)
     nodes: dict[str, str] = {}
@@ -237,7 +234,9 @@ async def bootstrap(
             humans.append((made.workspace_id, made.token))
     finally:
         await admin.dispose()
-    return Routes(nodes, homes, settings if "plain" not in nodes else {}), humans
+    distributed = "plain" not in nodes
+    settings = SHARDS_SHOWN if distributed else {}
+    return Routes(app_url(engine.admin_url), distributed, nodes, homes, settings), humans
 
 
 async def populate(
@@ -367,7 +366,7 @@ async def single_tenant(
     """Each operation's request and SQL times, and the operations that failed, with their cause
     (not measured further)."""
     recorder = Recorder()
-    for engine in router.engines.values():
+    for engine in await router.engines():
         recorder.watch(engine)
     measured = {
         op: Latency(Series(f"{op} request", None), Series(f"{op} SQL alone", None)) for op in OPERATIONS
@@ -507,7 +506,6 @@ class Options:
     throughput_warmup: float
     plain_url: str | None
     seed: int
-    shards_hidden: bool
 
 
 def load() -> float:
@@ -515,14 +513,13 @@ def load() -> float:
 
 
 async def build(engine: Engine, options: Options, rng: random.Random) -> World:
-    routes, humans = await bootstrap(
-        engine, options.workspaces, {} if options.shards_hidden else SHARDS_SHOWN
-    )
+    routes, humans = await bootstrap(engine, options.workspaces)
     router = Router(routes, pool_size=4)
-    async with router.running():
-        tenants = await populate(router, humans, options.items_per_workspace, rng)
-    for pooled in router.engines.values():
-        await pooled.dispose()
+    try:
+        async with router.running():
+            tenants = await populate(router, humans, options.items_per_workspace, rng)
+    finally:
+        await router.dispose()
     await vacuum_analyze(engine.admin_url)
     return World(engine, routes, tenants)
 
@@ -537,8 +534,7 @@ async def latencies(world: World, options: Options, rng: random.Random) -> dict[
                 router, world.routes, world.tenants[0], options.samples, options.warmup, rng
             )
     finally:
-        for pooled in router.engines.values():
-            await pooled.dispose()
+        await router.dispose()
     return measured
 
 
@@ -693,12 +689,6 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         " default: an embedded server of the cluster's PostgreSQL build",
     )
     parser.add_argument("--seed", type=int, default=25)
-    parser.add_argument(
-        "--shards-hidden",
-        action="store_true",
-        help="connect to the workers with Citus's default citus.override_table_visibility (on): each new"
-        " connection's type introspection then takes seconds (routing.SHARDS_SHOWN)",
-    )
     args = parser.parse_args(argv)
     quick = args.quick
     options = Options(
@@ -711,7 +701,6 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         throughput_warmup=1.0 if quick else 2.0,
         plain_url=args.plain_url,
         seed=args.seed,
-        shards_hidden=args.shards_hidden,
     )
     if min(options.workspaces, options.samples, options.connections) < 1 or options.items_per_workspace < 51:
         parser.error("need a workspace, 51 items a workspace (a full page of 50), a sample and a connection")
