@@ -145,18 +145,23 @@ def citus_cluster(scratch: Path) -> Iterator[str]:
         if found is None:
             raise BenchmarkBroken("scripts/citus.sh createdb printed no DATABASE_URL")
         url = found.group(1)
-        migrate = subprocess.run(
-            [str(Path(sys.executable).with_name("mneia")), "migrate"],
-            env={**mneia_env(scratch), "DATABASE_URL": url},
-            capture_output=True,
-            text=True,
-            timeout=CITUS_PATIENCE,
-        )
-        if migrate.returncode != 0:
-            raise BenchmarkBroken(f"mneia migrate on the cluster: {migrate.stderr.strip()}")
+        migrate(url, scratch, "on the cluster")
         yield url
     finally:
         subprocess.run([str(CITUS_SH), "down"], env=env, capture_output=True, timeout=CITUS_PATIENCE)
+
+
+def migrate(url: str, scratch: Path, where: str) -> None:
+    """The real ``mneia migrate`` on ``url``'s database, as an operator runs it."""
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("mneia")), "migrate"],
+        env={**mneia_env(scratch), "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=CITUS_PATIENCE,
+    )
+    if done.returncode != 0:
+        raise BenchmarkBroken(f"mneia migrate {where}: {done.stderr.strip()}")
 
 
 def mneia_env(scratch: Path) -> dict[str, str]:
@@ -183,15 +188,7 @@ def plain_database(given: str | None, scratch: Path) -> Iterator[tuple[str, str]
         asyncio.run(create_database(server, name))
         stack.callback(lambda: asyncio.run(drop_database(server, name)))
         url = with_database(server, name)
-        migrate = subprocess.run(
-            [str(Path(sys.executable).with_name("mneia")), "migrate"],
-            env={**mneia_env(scratch), "DATABASE_URL": url},
-            capture_output=True,
-            text=True,
-            timeout=CITUS_PATIENCE,
-        )
-        if migrate.returncode != 0:
-            raise BenchmarkBroken(f"mneia migrate on plain PostgreSQL: {migrate.stderr.strip()}")
+        migrate(url, scratch, "on plain PostgreSQL")
         yield url, said
 
 

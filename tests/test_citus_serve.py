@@ -12,7 +12,8 @@ ASGI application built as ``mneia serve`` builds it on Citus (``create_app`` wit
   (minted before migration 0024) is refused, saying it cannot be routed;
 - a workspace whose shard group moves to the other worker is found there after the map, which
   still names the old worker, is read again once; an unknown token reads it once, not again;
-- ``storage.node.urls`` lists every node, the coordinator first, as the server's role;
+- ``storage.citus.other_nodes`` (where the notifications' hub also listens) lists every worker
+  from the coordinator, as the server's role;
 - the real ``mneia serve`` finds the citus extension and routes the same way.
 
 Opt-in (``MNEIA_CITUS=1``), as every Citus module (tests/citus.py).
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -87,7 +89,7 @@ class Served:
 async def served(cluster: Cluster) -> AsyncIterator[Served]:
     admin = create_engine(cluster.url, pool_size=1)
     coordinator = create_engine(app_url(cluster.url), pool_size=2)
-    assert await node.detected(coordinator), "the cluster's database has no citus extension"
+    assert await citus.detected(cluster.url), "the cluster's database has no citus extension"
     nodes = node.Nodes(coordinator, pool_size=2)
     app = create_app(coordinator, dispose_engine=False, nodes=nodes)
     try:
@@ -203,13 +205,16 @@ async def test_a_token_naming_no_workspace_is_refused_as_unroutable(served: Serv
     assert error["message"] == "unknown or revoked bearer token", error
 
 
-async def test_node_urls_list_every_node_the_coordinator_first(served: Served) -> None:
-    listed = await node.urls(served.coordinator)
+async def test_other_nodes_lists_every_worker_from_the_coordinator(served: Served) -> None:
+    url = served.coordinator.url.render_as_string(hide_password=False).replace("+asyncpg", "")
+    connection = await asyncpg.connect(url)
+    try:
+        listed = await citus.other_nodes(connection, url)
+    finally:
+        await connection.close()
     ports = [int(re.search(r":(\d+)/", url).group(1)) for url in listed]  # type: ignore[union-attr]
-    assert ports[0] == served.cluster.coordinator and sorted(ports[1:]) == sorted(served.cluster.workers), (
-        listed
-    )
-    assert all(url.startswith("postgresql+asyncpg://mneia_app") for url in listed), listed
+    assert sorted(ports) == sorted(served.cluster.workers), listed
+    assert all(url.startswith("postgresql://mneia_app") for url in listed), listed
 
 
 async def test_a_moved_workspace_is_found_on_its_new_worker_after_the_map_is_read_again(

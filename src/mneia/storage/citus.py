@@ -325,11 +325,13 @@ async def spread_seal_key(tx: Tx) -> None:
         raise CitusError(f"the sealing key on the workers: {'; '.join(failed)}")
 
 
-_HOME = text(
+NODE_OF = text(
     "SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid"
     " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', CAST(:id AS uuid))"
-    " ORDER BY n.nodeid LIMIT 1"
+    " AND p.shardstate = 1 AND n.isactive ORDER BY n.nodeid LIMIT 1"
 )
+"""The node holding the workspace's (active) placement of the shard of ``workspaces``, which every
+other tenant table is colocated with (readable by every role: Citus's catalogue)."""
 
 
 async def home(admin_engine: AsyncEngine, workspace_id: uuid.UUID) -> str | None:
@@ -341,7 +343,7 @@ async def home(admin_engine: AsyncEngine, workspace_id: uuid.UUID) -> str | None
     async with admin_engine.connect() as connection:
         if not (await connection.execute(text(IS_CITUS))).scalar():
             return None
-        row = (await connection.execute(_HOME, {"id": str(workspace_id)})).one()
+        row = (await connection.execute(NODE_OF, {"id": str(workspace_id)})).one()
     url = admin_engine.url.set(host=row.nodename, port=row.nodeport)
     return url.render_as_string(hide_password=False)
 

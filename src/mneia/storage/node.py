@@ -21,26 +21,12 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage.citus import IS_CITUS
+from mneia.storage.citus import NODE_OF
 from mneia.storage.database import create_engine
 
 Address = tuple[str, int]
-
-# The node holding the workspace's (active) placement of the shard of `workspaces`; every other
-# tenant table is colocated with it (storage/citus.py).
-_NODE_OF = text(
-    "SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid"
-    " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', CAST(:id AS uuid))"
-    " AND p.shardstate = 1 AND n.isactive ORDER BY n.nodeid LIMIT 1"
-)
-# Every node that serves queries, the coordinator first (group 0).
-_NODES = text(
-    "SELECT nodename, nodeport FROM pg_dist_node"
-    " WHERE isactive AND noderole = 'primary' ORDER BY groupid, nodeid"
-)
 
 
 class NoNode(LookupError):
@@ -76,10 +62,6 @@ class Nodes:
         engine = self._engine_at(address)
         return None if engine is tried else engine
 
-    async def urls(self) -> list[str]:
-        """The server's URL on every node (``urls``)."""
-        return await urls(self.coordinator)
-
     async def dispose(self) -> None:
         """Close every node's pool (the coordinator's engine is its owner's to dispose)."""
         engines, self._engines = list(self._engines.values()), {}
@@ -88,7 +70,7 @@ class Nodes:
 
     async def _node_of(self, workspace_id: uuid.UUID) -> Address:
         async with self.coordinator.connect() as connection:
-            row = (await connection.execute(_NODE_OF, {"id": str(workspace_id)})).one_or_none()
+            row = (await connection.execute(NODE_OF, {"id": str(workspace_id)})).one_or_none()
         if row is None:
             raise NoNode(f"Citus's metadata names no active node for workspace {workspace_id}")
         return (str(row.nodename), int(row.nodeport))
@@ -102,34 +84,14 @@ class Nodes:
         return engine
 
     def _url(self, host: str, port: int) -> str:
-        return _at(self.coordinator, host, port)
+        """The coordinator's URL (role, password, database) with another node's host and port."""
+        return self.coordinator.url.set(host=host, port=port).render_as_string(hide_password=False)
 
 
 SHARDS_SHOWN = {"citus.override_table_visibility": "off"}
 """What each connection to a node starts with. Citus hides the shards from ``pg_class`` by
 default, through a filter it runs on each catalogue row; the driver reads the catalogue on each
 new connection for the types it has not met, and on a worker (thousands of shard relations) that
-took 9.6 to 23 s per connection (benchmarks/scale_out.py, ``--shards-hidden``; 20 ms with it off):
+took 9.6 to 23 s per connection (benchmarks/scale_out.py found it; 20 ms with it off):
 at 16 connections every request waited. Seeing the shards' names gives the server's role nothing
 of their rows, which their own policies keep."""
-
-
-def _at(engine: AsyncEngine, host: str, port: int) -> str:
-    """``engine``'s URL (role, password, database) with another node's host and port."""
-    return engine.url.set(host=host, port=port).render_as_string(hide_password=False)
-
-
-async def urls(coordinator: AsyncEngine) -> list[str]:
-    """The URL of ``coordinator``'s role and database on every active primary node of the cluster,
-    the coordinator first, as ``pg_dist_node`` names them (readable by the server's role): for
-    what must reach each node, such as a listener for the notifications each node's triggers
-    send. Passwords included: not for a log."""
-    async with coordinator.connect() as connection:
-        rows = (await connection.execute(_NODES)).all()
-    return [_at(coordinator, row.nodename, row.nodeport) for row in rows]
-
-
-async def detected(engine: AsyncEngine) -> bool:
-    """Whether the engine's database is a Citus coordinator's (the ``citus`` extension is in it)."""
-    async with engine.connect() as connection:
-        return bool((await connection.execute(text(IS_CITUS))).scalar())
