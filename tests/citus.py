@@ -37,6 +37,9 @@ ASKED = pytest.mark.skipif(
 )
 """The mark of every Citus test module: skipped, saying what it needs, unless asked for."""
 
+ON_CLUSTER = os.environ.get("MNEIA_TEST_CITUS") == "1"
+"""The suites run on a Citus cluster, through the routed application (conftest)."""
+
 
 def run(*args: str, state: Path, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
     """``scripts/citus.sh ARGS`` on the cluster kept in ``state``, whatever its outcome."""

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from sqlalchemy import Executable, Text, cast, event, func, select, text
+from sqlalchemy import Engine, Executable, Text, cast, event, func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -244,22 +244,31 @@ async def events_of(admin_engine: AsyncEngine, item_id: str) -> list[dict[str, A
 @contextmanager
 def _observed(engine: AsyncEngine, keep: Callable[[str, Sequence[Any]], None]) -> Iterator[None]:
     """Call ``keep`` with each statement the engine sends while the block runs, and its parameters as
-    the driver gets them: SQLAlchemy's (``before_cursor_execute``) and the driver's (``Driven``)."""
+    the driver gets them: SQLAlchemy's (``before_cursor_execute``) and the driver's (``Driven``). On
+    Citus, what the routed application sends through each node's pool counts as the engine's."""
 
-    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, many: bool) -> None:
-        keep(statement, parameters[0] if many else parameters)
-
-    def driven(sender: Any, statement: str, arguments: Sequence[Any]) -> None:
+    def ours(sender: Engine) -> bool:
+        """``engine`` itself, or on Citus (``ROUTED`` over it) the pool of a node it routed to."""
         if sender is engine.sync_engine:
+            return True
+        routed = ROUTED if ROUTED is not None and ROUTED.coordinator is engine else None
+        return routed is not None and any(sender is pool.sync_engine for pool in routed.pools())
+
+    def record(conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, many: bool) -> None:
+        if ours(conn.engine):
+            keep(statement, parameters[0] if many else parameters)
+
+    def driven(sender: Engine, statement: str, arguments: Sequence[Any]) -> None:
+        if ours(sender):
             keep(statement, arguments)
 
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    event.listen(Engine, "before_cursor_execute", record)
     database.DRIVEN_OBSERVERS.append(driven)
     try:
         yield
     finally:
         database.DRIVEN_OBSERVERS.remove(driven)
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        event.remove(Engine, "before_cursor_execute", record)
 
 
 @contextmanager

@@ -153,7 +153,7 @@ async def test_r1_each_workspace_is_served_on_its_own_worker(served: Served, wor
         assert done["handoff"]["project"]["id"] == world.project_id
         assert done["latest"] == {"id": done["handoff"]["id"], "summary": f"Stopped: {statement}"}
     # Each request ran on its workspace's worker: the pools the map built are the workers'.
-    assert sorted(engine.url.port for engine in served.nodes._engines.values()) == sorted(homes)
+    assert sorted(engine.url.port for engine in served.nodes.pools()) == sorted(homes)
 
 
 async def test_r1_a_workspaces_token_sees_nothing_of_another_and_writes_nothing_there(

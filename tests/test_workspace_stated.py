@@ -51,6 +51,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from sqlalchemy import and_, event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -58,8 +59,9 @@ from mneia.app import create_app
 from mneia.config import APP_ROLE, async_url
 from mneia.storage import database, dispute, notification, proposal, token
 from mneia.storage.tables import item_states, items
+from tests.citus import ON_CLUSTER
 from tests.graphql import Api, Who
-from tests.support import sent
+from tests.support import node_engine, sent
 
 TENANT_TABLES = text(
     "SELECT table_name, CASE WHEN table_name = 'workspaces' THEN 'id' ELSE 'workspace_id' END AS key"
@@ -578,8 +580,9 @@ async def privacy_and_imports(run: Run, place: Place, made: Items) -> None:
 
 async def a_subscription_event(engine: AsyncEngine, human: Who) -> None:
     """What a subscription reads under its subscriber's context (resolvers.subscription): the
-    channel, the high-water mark, an announced row with what it names, and a catch-up."""
-    async with database.transaction(engine, read=True) as tx:
+    channel, the high-water mark, an announced row with what it names, and a catch-up (on Citus, on
+    the node of the subscriber's workspace, as the hub reads it)."""
+    async with database.transaction(await node_engine(engine, human), read=True) as tx:
         assert await token.authenticate(tx, human.token) is not None
         await notification.channel(tx)
         await notification.high_water(tx)
@@ -758,6 +761,80 @@ async def test_r1_the_checker_finds_a_statement_that_leaves_its_workspace_out(
         "elsewhere": ["items items"],
         "in an OR": ["items items"],
     }
+
+
+# --- on Citus: the coordinator's plans --------------------------------------------------------
+
+
+def task_counts(plan: Any) -> list[int]:
+    """Every Citus job's task count in an EXPLAIN's JSON, its sub-plans' too: how many shards each
+    part of the statement reads or writes. None for a statement on no distributed table."""
+    found, pending = [], [plan]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if "Task Count" in node:
+                found.append(int(node["Task Count"]))
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return found
+
+
+async def fan_outs(
+    admin_engine: AsyncEngine, statements: list[tuple[str, tuple[Any, ...]]]
+) -> tuple[int, int, list[str]]:
+    """Each distinct statement EXPLAINed on the coordinator as the administrator, every parameter a
+    constant, as ``check`` does: how many were planned, how many read a distributed table, and each
+    that reaches more than one shard (its task counts)."""
+    async with admin_engine.connect() as connection:
+        driver = (await connection.get_raw_connection()).driver_connection
+        assert isinstance(driver, asyncpg.Connection)
+        await driver.execute(f"SET plan_cache_mode = {database.PLAN_CACHE_MODE}")
+        explained: set[tuple[str, str]] = set()
+        distributed = 0
+        offenders: dict[str, list[int]] = {}
+        for statement, parameters in statements:
+            if (statement, repr(parameters)) in explained:
+                continue
+            explained.add((statement, repr(parameters)))
+            if statement.lstrip().split(None, 1)[0].upper() not in EXPLAINED:
+                continue
+            answer = await driver.fetchval(f"EXPLAIN (FORMAT JSON) {statement}", *parameters)
+            counts = task_counts(json.loads(answer) if isinstance(answer, str) else answer)
+            distributed += bool(counts)
+            if any(count > 1 for count in counts):
+                offenders[statement] = counts
+        await driver.execute("RESET plan_cache_mode")
+    return (
+        len(explained),
+        distributed,
+        [f"tasks {counts} in: {_shown(sql)}" for sql, counts in offenders.items()],
+    )
+
+
+@pytest.mark.skipif(
+    not ON_CLUSTER, reason="reads a Citus coordinator's plans: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)"
+)
+async def test_r1_on_citus_no_statement_of_the_request_path_fans_out(api: Api, engine: AsyncEngine) -> None:
+    """R1, issue 25: on a Citus cluster, the representative run through the routed application (each
+    request on its workspace's node, as ``mneia serve`` routes it); every statement it sent is planned
+    by the coordinator, and none reaches more than one shard. The control: the same read without
+    its workspace is planned over every shard, and with it over one."""
+    workspace_id, human = await api.bootstrap()
+    with sent(engine) as statements:
+        await representative_run(api, engine, human)
+    explained, distributed, offenders = await fan_outs(api.admin_engine, statements)
+    assert explained > 200 and distributed > 150, (explained, distributed)
+    assert not offenders, f"statements that reach several shards ({len(offenders)}):\n" + "\n".join(offenders)
+    unstated = select(items.c.id).where(items.c.project_id == uuid.uuid4())
+    stated = unstated.where(items.c.workspace_id == uuid.UUID(workspace_id))
+    found = {}
+    for name, statement in {"unstated": unstated, "stated": stated}.items():
+        driven = database.Driven(statement)
+        found[name] = (await fan_outs(api.admin_engine, [(driven.sql, tuple(driven.arguments({})))]))[2]
+    assert found["stated"] == [] and len(found["unstated"]) == 1, found
+    assert "tasks [32]" in found["unstated"][0], found
 
 
 def test_r1_the_checker_reads_a_policy_or_and_a_parameterised_join() -> None:

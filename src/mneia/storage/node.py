@@ -62,6 +62,10 @@ class Nodes:
         engine = self._engine_at(address)
         return None if engine is tried else engine
 
+    def pools(self) -> tuple[AsyncEngine, ...]:
+        """Every node's pool opened so far (the coordinator's engine is not among them)."""
+        return tuple(self._engines.values())
+
     async def dispose(self) -> None:
         """Close every node's pool (the coordinator's engine is its owner's to dispose)."""
         engines, self._engines = list(self._engines.values()), {}
