@@ -11,6 +11,7 @@ builds from ``MNEIA_REGIONS`` (tests/test_cli.py starts the command itself).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import shutil
@@ -18,6 +19,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,14 +34,17 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from mneia import config
-from mneia.config import APP_ROLE, app_url
+from mneia.config import APP_ROLE, Oidc, app_url
 from mneia.http.region import Regions, serving
+from mneia.inbox import cookie
 from mneia.storage import directory, migration, token, workspace
 from mneia.storage.database import lone_engine
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.workspace import Bootstrap
 from tests import live
+from tests.inbox import CSRF, Browser
 from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, uvicorn_serving
+from tests.oidc import CLIENT_ID, MNEIA, QUIET, person, provider, session_token, sign_in
 
 PROTOCOL = Subprotocol("graphql-transport-ws")
 ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
@@ -348,3 +353,93 @@ async def test_regions_the_commands_bootstrap_into_a_region_and_serve_one_or_eve
         async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
             for secret, name in ((made["token"], "us"), (two.made["eu"].token, "eu")):
                 assert (await data(client, secret, WHO))["workspace"]["region"] == name
+
+
+# --- Signing in to the inbox across regions -----------------------------------------------------
+
+INVITE = "mutation($e: String!) { createInvitation(email: $e) { id } }"
+
+
+@asynccontextmanager
+async def browsing(regions: Regions) -> AsyncIterator[httpx.AsyncClient]:
+    """A browser's client on ``regions`` in process, every region's application started (its
+    lifespan: engine, hub) as ``Regions`` starts them, and stopped afterwards."""
+    async with AsyncExitStack() as started:
+        for app in regions.apps.values():
+            await started.enter_async_context(app.router.lifespan_context(app))
+        transport = httpx.ASGITransport(app=regions)
+        async with httpx.AsyncClient(transport=transport, base_url=MNEIA) as client:
+            yield client
+
+
+def _session(client: httpx.AsyncClient) -> str:
+    """The token the inbox's session cookie holds."""
+    return client.cookies[cookie.SESSION].rpartition(".")[0]
+
+
+async def test_regions_the_inbox_signs_a_pasted_token_in_at_its_region(two: Two) -> None:
+    """A token pasted into the inbox's sign-in form travels in the form's body: with both regions
+    served, the dispatcher reads it there and signs in at the token's region, even when the browser
+    still holds a session cookie of the other region; the session's token names its region. A token
+    of a region not served gets the sign-in page again, saying so, and no session."""
+    async with browsing(both(two)) as client:
+        browser = Browser(client)
+        signed = await browser.sign_in(two.made["us"].token)
+        assert signed.status_code == 303, signed.text
+        held = client.cookies[cookie.SESSION]
+        assert token.region_of(_session(client)) == "us"
+        # The sign-in form as a browser without a session gets it, then us's session cookie back.
+        (kept,) = [each for each in client.cookies.jar if each.name == cookie.SESSION]
+        client.cookies.delete(cookie.SESSION)
+        csrf = await browser.csrf()
+        client.cookies.jar.set_cookie(kept)
+        signed = await browser.post("/inbox/sign-in", {"csrf": csrf, "token": two.made["eu"].token})
+        assert signed.status_code == 303, signed.text
+        assert client.cookies[cookie.SESSION] != held
+        for name in ("eu", "us"):
+            session = _session(client) if name == "eu" else held.rpartition(".")[0]
+            assert token.region_of(session) == name
+            answer = await data(client, session, WHO)
+            assert answer["workspace"] == {"id": str(two.made[name].workspace_id), "region": name}
+        now = client.cookies[cookie.SESSION]
+        elsewhere = await browser.sign_in(token.mint(uuid.uuid4(), "ap-south"))
+        assert elsewhere.status_code == 421 and "ap-south" in elsewhere.text, elsewhere.text
+        assert client.cookies[cookie.SESSION] == now  # no new session
+
+
+@pytest.mark.filterwarnings(QUIET)
+async def test_regions_openid_sign_in_finds_the_person_in_every_region_served(two: Two) -> None:
+    """One person invited to a workspace in each region signs in with the provider at the default
+    region's application: both workspaces are offered, and the one picked in us opens a session in
+    us's database whose token names us. With us's database stopped, the sign-in still offers eu's
+    workspace and says us's could not be reached; nothing of eu's is refused for it."""
+    with provider() as idp:
+        oidc = Oidc(issuer=idp.url, client_id=CLIENT_ID, client_secret="s3cret", public_url=MNEIA)
+        settings = dataclasses.replace(config.Settings.from_env(), oidc=oidc)
+        regions = serving([("eu", two.eu.app_url), ("us", two.us.app_url)], default="eu", settings=settings)
+        async with browsing(regions) as client:
+            subject, email = person(idp, "sam")
+            for name in ("eu", "us"):
+                await data(client, two.made[name].token, INVITE, e=email)
+            picking = await sign_in(client, subject)
+            assert picking.status_code == 200, picking.text
+            assert "eu-ws" in picking.text and "us-ws" in picking.text, picking.text
+            csrf = CSRF.search(picking.text)
+            assert csrf
+            us = str(two.made["us"].workspace_id)
+            headers = {"Origin": MNEIA, "Sec-Fetch-Site": "same-origin"}
+            picked = await client.post(
+                "/auth/pick", data={"csrf": csrf.group(1), "workspace": us}, headers=headers
+            )
+            assert picked.status_code == 200, picked.text
+            session = session_token(picked)
+            assert token.region_of(session) == "us"
+            assert (await data(client, session, WHO))["workspace"] == {"id": us, "region": "us"}
+            await asyncio.to_thread(_stop, two.us.server)
+            try:
+                partly = await sign_in(client, subject)
+                assert partly.status_code == 200, partly.text
+                assert "eu-ws" in partly.text and "us-ws" not in partly.text, partly.text
+                assert "region us could not be reached" in partly.text, partly.text
+            finally:
+                await asyncio.to_thread(two.us.server._server.ensure_postgres_running)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import gc
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import cast
@@ -161,9 +161,11 @@ def create_app(
     settings: Settings | None = None,
     workers_dir: Path | None = None,
     nodes: Nodes | None = None,
+    regions: Mapping[str, AsyncEngine] | None = None,
 ) -> Starlette:
     """The whole application. ``workers_dir``: one worker of several's, where each listens on a
-    Unix socket of its own (mcp.affinity).
+    Unix socket of its own (mcp.affinity). ``regions``: in a process serving several
+    (http.region.serving), each one's engine by name, where OpenID sign-in looks for a person.
 
     ``nodes``: on a Citus cluster (``engine`` on its coordinator), where each workspace lives:
     every request with a token runs on its workspace's node (storage.node); what reads no
@@ -201,7 +203,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(settings.oidc, engine, settings.region),
+            *oidc.routes(settings.oidc, engine, settings.region, regions),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

@@ -21,11 +21,16 @@ Where the token is read, as the applications read it:
   the message replayed and its own accept swallowed; with one, the application
   does its own handshake and the message is checked on its way in.
 
+- the inbox's sign-in form (``POST /inbox/sign-in``), whose token is pasted
+  into its body: with several regions, that one body is read here (a form of
+  at most ``inbox.page.MAX_FORM_BYTES``) and replayed to the region's
+  application; a token of a region not served gets the sign-in page again,
+  saying so.
+
 A request naming no region (no token, or a token of the default region's
 form: introspection, GraphiQL, /healthz, /readyz, the inbox's sign-in page,
-OpenID sign-in) goes to the default region. A token pasted into the inbox's
-sign-in form is in the body, which is not read here: it signs in to the
-default region only.
+OpenID sign-in) goes to the default region, whose OpenID sign-in looks for
+the person in every region served here (inbox.oidc).
 """
 
 from __future__ import annotations
@@ -35,14 +40,17 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from mneia.config import Settings
 from mneia.http.refusal import Refusal
 from mneia.inbox import cookie
+from mneia.inbox.page import MAX_FORM_BYTES, SIGN_IN, sign_in_page
 from mneia.resolvers.request.context import bearer_token, pasted_token
 from mneia.storage.token import region_of
 
@@ -84,11 +92,32 @@ class Regions:
         if scope["type"] == "websocket" and _header_token(scope) is None:
             await self._websocket(scope, receive, send)
             return
+        if len(self.apps) > 1 and _pasting(scope):
+            # What is pasted signs in, whatever session the browser's cookie holds already.
+            await self._pasted(scope, receive, send)
+            return
         chosen = self.app_for(_header_token(scope) or _cookie_token(scope))
         if isinstance(chosen, Refusal):
             await _refuse(scope, send, chosen)
             return
         await chosen(scope, receive, send)
+
+    async def _pasted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The inbox's sign-in form: routed by the token pasted into it, its body replayed."""
+        messages, size = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            size += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body") or size > MAX_FORM_BYTES:
+                break
+        body = b"".join(message.get("body", b"") for message in messages)
+        pasted = dict(parse_qsl(body.decode("latin-1"), max_num_fields=50)).get("token", "")
+        chosen = self.app_for(pasted_token(pasted) if size <= MAX_FORM_BYTES else None)
+        if isinstance(chosen, Refusal):
+            await sign_in_page(Request(scope), MISDIRECTED, chosen.message)(scope, receive, send)
+            return
+        await chosen(scope, _replayed(messages, receive), send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Start every region's application (its engine, its listener, MCP) and stop them all."""
@@ -159,13 +188,19 @@ def serving(regions: Sequence[tuple[str, str]], default: str, settings: Settings
     from mneia.storage.database import create_engine
 
     settings = settings or Settings.from_env()
+    engines = {name: create_engine(url) for name, url in regions}
     return Regions(
         {
-            name: create_app(create_engine(url), settings=replace(settings, region=name))
-            for name, url in regions
+            name: create_app(engine, settings=replace(settings, region=name), regions=engines)
+            for name, engine in engines.items()
         },
         default,
     )
+
+
+def _pasting(scope: Scope) -> bool:
+    """A POST of the inbox's sign-in form."""
+    return scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == SIGN_IN
 
 
 def _header_token(scope: Scope) -> str | None:

@@ -22,7 +22,7 @@ from strawberry.schema.base import BaseSchema
 from mneia.inbox import session_graphql
 from mneia.inbox.assets import assets
 from mneia.inbox.operation import Api
-from mneia.inbox.page import Inbox
+from mneia.inbox.page import SIGN_IN, Inbox
 from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
@@ -38,7 +38,7 @@ def routes(
         Route("/inbox", inbox.page, methods=["GET"]),
         Route("/inbox/panel", inbox.panel, methods=["GET"]),
         Route("/inbox/events", inbox.events, methods=["GET"]),
-        Route("/inbox/sign-in", inbox.sign_in, methods=["POST"]),
+        Route(SIGN_IN, inbox.sign_in, methods=["POST"]),
         Route("/inbox/sign-out", inbox.sign_out, methods=["POST"]),
         Route("/inbox/act", inbox.act, methods=["POST"]),
         assets,

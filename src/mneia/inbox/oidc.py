@@ -17,6 +17,14 @@ On only when configured (``config.Oidc``). The flow:
 3. One workspace: signed in. Several: the person picks one (``/auth/pick``,
    a single-use ticket). None: refused, saying why.
 
+A process serving several regions (``MNEIA_REGIONS``, http.region) signs in
+at its default region's application, which looks for the person in every
+region it serves, each in its own database: the memberships of all of them
+are offered, and the session is opened in the chosen workspace's region,
+whose token names it. A region whose database cannot be reached is left
+out, and the page says so; nothing is written in a region where the person
+has neither an identity nor an invitation.
+
 Signing in mints a session token for that one actor, exactly as the token
 sign-in does (``inbox.cookie``: 12 hours at most, in ``mneia_inbox``), and
 the page then moves to the inbox by a ``Refresh`` of its own: a redirect
@@ -32,6 +40,7 @@ import hmac
 import json
 import secrets
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -48,7 +57,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from mneia.config import DEFAULT_REGION, Oidc
 from mneia.inbox import cookie
 from mneia.inbox.page import Refused, form_of, html
-from mneia.storage import identity
+from mneia.storage import failures, identity
 from mneia.storage.database import transaction
 
 PATH = "/auth"
@@ -106,14 +115,23 @@ def _page(status: int = 200, **values: Any) -> Response:
     values.setdefault("memberships", [])
     values.setdefault("csrf", "")
     values.setdefault("signed_in", False)
+    values.setdefault("away", None)
     return html("oidc.html", status, **values)
 
 
 class SignIn:
-    def __init__(self, settings: Oidc, engine: AsyncEngine, region: str = DEFAULT_REGION) -> None:
+    def __init__(
+        self,
+        settings: Oidc,
+        engine: AsyncEngine,
+        region: str = DEFAULT_REGION,
+        regions: Mapping[str, AsyncEngine] | None = None,
+    ) -> None:
         self.settings = settings
         self.engine = engine
         self.region = region
+        # Where a person may have workspaces: this server's region first, then every other served.
+        self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
         self.client: Any = oauth.register(
             name="mneia",
@@ -151,22 +169,48 @@ class SignIn:
         if not claims:
             return _page(401, problem="The provider sent no ID token; sign in again.")
         issuer, subject = str(claims["iss"]), str(claims["sub"])
-        async with transaction(self.engine) as tx:
-            found = await identity.sign_in(tx, issuer, subject, _verified_email(claims), _name(claims))
+        found, away = await self._memberships(issuer, subject, _verified_email(claims), _name(claims))
         if not found:
+            if away:
+                return _page(503, problem=f"{_away(away)} Try again.")
             return _page(
                 403,
                 problem="No workspace knows you yet. Ask one of its people to invite the email address"
                 " your provider verified, then sign in again.",
             )
-        if len(found) == 1:
-            return await self._open(request, issuer, subject, found[0].workspace_id)
+        regions = {str(m.workspace_id): region for region, held in found.items() for m in held}
+        if len(regions) == 1 and not away:
+            ((workspace_id, region),) = regions.items()
+            return await self._open(request, issuer, subject, uuid.UUID(workspace_id), region)
         ticket = secrets.token_urlsafe(32)
-        chosen = {"issuer": issuer, "subject": subject, "workspaces": [str(m.workspace_id) for m in found]}
+        chosen = {"issuer": issuer, "subject": subject, "workspaces": regions}
         async with transaction(self.engine) as tx:
             await identity.keep(tx, f"pick:{ticket}", json.dumps(chosen), STEP_SECONDS)
         request.session[_PICK] = ticket
-        return _page(memberships=found, csrf=cookie.csrf_for(ticket))
+        memberships = [m for held in found.values() for m in held]
+        return _page(
+            memberships=memberships, csrf=cookie.csrf_for(ticket), away=_away(away) if away else None
+        )
+
+    async def _memberships(
+        self, issuer: str, subject: str, email: str | None, name: str
+    ) -> tuple[dict[str, list[identity.MembershipRecord]], list[str]]:
+        """The person's memberships in each region served here that has any, and the regions whose
+        database could not be asked."""
+        found: dict[str, list[identity.MembershipRecord]] = {}
+        away = []
+        for region, engine in self.regions.items():
+            try:
+                async with transaction(engine) as tx:
+                    held = await identity.sign_in(tx, issuer, subject, email, name)
+            except Exception as error:
+                if not failures.unavailable(error):
+                    raise
+                away.append(region)
+                continue
+            if held:
+                found[region] = held
+        return found, away
 
     async def pick(self, request: Request) -> Response:
         try:
@@ -181,18 +225,25 @@ class SignIn:
         if kept is None:
             return _page(400, problem="That choice was made already, or took too long; sign in again.")
         chosen = json.loads(kept)
-        if form.get("workspace") not in chosen["workspaces"]:
+        region = chosen["workspaces"].get(form.get("workspace"))
+        if region not in self.regions:
             return _page(400, problem="workspace: choose one of the workspaces listed.")
-        return await self._open(request, chosen["issuer"], chosen["subject"], uuid.UUID(form["workspace"]))
+        issuer, subject = chosen["issuer"], chosen["subject"]
+        return await self._open(request, issuer, subject, uuid.UUID(form["workspace"]), region)
 
-    async def _open(self, request: Request, issuer: str, subject: str, workspace_id: uuid.UUID) -> Response:
-        """Signed in: a session token for the person's actor of the workspace, in the inbox's cookie."""
+    async def _open(
+        self, request: Request, issuer: str, subject: str, workspace_id: uuid.UUID, region: str
+    ) -> Response:
+        """Signed in: a session token for the person's actor of the workspace, minted in its region's
+        database and naming that region, in the inbox's cookie."""
         try:
-            async with transaction(self.engine) as tx:
+            async with transaction(self.regions[region]) as tx:
                 opened = await identity.open_session(
-                    tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME, self.region
+                    tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME, region
                 )
-        except DBAPIError:
+        except Exception as error:
+            if not isinstance(error, DBAPIError) and not failures.unavailable(error):
+                raise
             opened = None
         if opened is None:
             return _page(403, problem="You cannot sign in to that workspace; sign in again.")
@@ -204,17 +255,28 @@ class SignIn:
         return response
 
 
+def _away(regions: list[str]) -> str:
+    named = ", ".join(regions)
+    return f"The workspaces of region {named} could not be reached and are not listed."
+
+
 def _session_secret(settings: Oidc) -> str:
     """Signs ``mneia_auth``: the same in every process, known only to whoever knows the client's secret."""
     return hmac.new(settings.client_secret.encode(), b"mneia oidc session v1", hashlib.sha256).hexdigest()
 
 
-def routes(settings: Oidc | None, engine: AsyncEngine, region: str = DEFAULT_REGION) -> list[BaseRoute]:
+def routes(
+    settings: Oidc | None,
+    engine: AsyncEngine,
+    region: str = DEFAULT_REGION,
+    regions: Mapping[str, AsyncEngine] | None = None,
+) -> list[BaseRoute]:
     """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
-    ``region``: the server's, which the session tokens name."""
+    ``region``: the server's; ``regions``: every region this process serves, by name, where the
+    person is looked for too (http.region.serving)."""
     if settings is None:
         return []
-    sign_in = SignIn(settings, engine, region)
+    sign_in = SignIn(settings, engine, region, regions)
     return [
         Mount(
             PATH,

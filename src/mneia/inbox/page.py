@@ -47,6 +47,8 @@ from mneia.inbox.operation import (
 from mneia.resolvers.request.context import pasted_token
 
 MAX_FORM_BYTES = 256 * 1024
+SIGN_IN = "/inbox/sign-in"
+"""Where the sign-in form is sent: the token pasted into it is in its body (http.region reads it)."""
 KEEPALIVE_SECONDS = 10.0
 STREAM_SECONDS = 20.0
 RECONNECT_MILLISECONDS = 1000
