@@ -177,6 +177,7 @@ CREATE FUNCTION public.mneia_presented_token() RETURNS text
 CREATE FUNCTION public.mneia_bind(workspace uuid, actor uuid) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
+  SET plan_cache_mode = auto  -- keyed lookups: a generic plan serves every tenant (storage.database)
   AS $$
   DECLARE
     actor_kind text;
@@ -240,6 +241,7 @@ CREATE FUNCTION public.mneia_authenticate(presented text, named uuid)
   RETURNS TABLE (workspace_id uuid, id uuid, kind text, name text, created_at timestamptz)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
+  SET plan_cache_mode = auto  -- keyed lookups: a generic plan serves every tenant (storage.database)
   AS $$
   DECLARE
     found_workspace uuid;

@@ -60,6 +60,7 @@ CREATE POLICY item_count_keep ON item_counts FOR ALL TO mneia_owner USING (true)
 CREATE FUNCTION public.mneia_items_count() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
+  SET plan_cache_mode = auto  -- keyed lookups: a generic plan serves every tenant (storage.database)
   AS $$
   DECLARE
     added public.item_counts[];

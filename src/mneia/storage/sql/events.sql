@@ -129,6 +129,7 @@ CREATE FUNCTION public.mneia_item_history(item public.items) RETURNS timestamptz
 CREATE FUNCTION public.mneia_items_asserted_log() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
+  SET plan_cache_mode = auto  -- keyed lookups: a generic plan serves every tenant (storage.database)
   AS $$
   DECLARE
     trusted boolean := public.mneia_trusted_session();
