@@ -119,6 +119,7 @@ def _unwrapped(condition: str) -> str:
 
 _EQUALITY = re.compile(r"^(\S+) = (\S+)$")
 _COLUMN = re.compile(r"^([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)$")
+_PARAMETER = re.compile(r"\$\d+")
 
 
 @dataclass
@@ -130,6 +131,9 @@ class Plan:
     workspace: str
     keys: dict[str, str]
     """The tenant tables, each with its key."""
+    parameters: bool = False
+    """Whether a parameter (``$1``) fixes the key too: a function's statement planned generically
+    (the keyed lookups of migration 0032) shows its variable so, not its value."""
     scans: dict[str, str] = field(default_factory=dict)
     """Each scan of a tenant table, by alias (EXPLAIN makes them unique): its table."""
     pinned: set[str] = field(default_factory=set)
@@ -168,11 +172,16 @@ class Plan:
             if len(either) > 1 and all(self._fixes(one, scan) for one in either):
                 return True
             found = _EQUALITY.match(part)
-            if found is not None and f"'{self.workspace}'::uuid" in found.groups():
+            if found is not None and any(self._the_workspace(side) for side in found.groups()):
                 sides = [_COLUMN.match(side) for side in found.groups()]
                 if any(side is not None and (side[1], side[2]) == (scan, self._key(scan)) for side in sides):
                     return True
         return False
+
+    def _the_workspace(self, side: str) -> bool:
+        return side == f"'{self.workspace}'::uuid" or (
+            self.parameters and _PARAMETER.fullmatch(side) is not None
+        )
 
     def _equate(self, part: str) -> None:
         found = _EQUALITY.match(part)
@@ -650,8 +659,9 @@ async def test_r1_the_statements_inside_the_databases_functions_state_it_too(
     """R1, issue 25: the same run, through an engine whose connections are the server's role by
     ``SET SESSION AUTHORIZATION`` on an administrator's connection, which may load auto_explain:
     every statement it runs is planned and its plan sent to the client as a notice, the statements
-    inside functions and triggers too (each variable a constant), under row-level security. Each
-    states its workspace as the request path's do, but for ACROSS_WORKSPACES."""
+    inside functions and triggers too (each variable a constant, or a parameter where a function
+    plans its keyed lookups generically, migration 0032, and in what it calls), under row-level
+    security. Each states its workspace as the request path's do, but for ACROSS_WORKSPACES."""
     notices: list[str] = []
     explaining = create_async_engine(
         async_url(admin_url),
@@ -682,7 +692,7 @@ async def test_r1_the_statements_inside_the_databases_functions_state_it_too(
     plans = [json.loads(notice[notice.index("{") :]) for notice in notices if "{" in notice]
     offenders: dict[str, set[str]] = {}
     for plan in plans:
-        read = Plan(workspace_id, keys)
+        read = Plan(workspace_id, keys, parameters=True)
         read.read(plan["Plan"])
         if unpinned := read.unpinned():
             offenders.setdefault(" ".join(plan["Query Text"].split()), set()).update(unpinned)
@@ -837,7 +847,7 @@ async def test_r1_on_citus_no_statement_of_the_request_path_fans_out(api: Api, e
     assert "tasks [32]" in found["unstated"][0], found
 
 
-def test_r1_the_checker_reads_a_policy_or_and_a_parameterised_join() -> None:
+def test_r1_the_checker_reads_a_policy_or_a_parameterised_join_and_a_generic_plan() -> None:
     """How the checker reads what row-level security and the planner write (the second run's plans):
     an OR fixes the workspace when each of its parts does (a policy's branches, each read by an
     index of its own), not when one does not; a scan given another's key as a join's parameter is
@@ -874,3 +884,12 @@ def test_r1_the_checker_reads_a_policy_or_and_a_parameterised_join() -> None:
     initplan = scan("item_states", "s", **{"Index Cond": "((s.workspace_id = $9) AND (s.item_id = $10))"})
     assert read(item, state) == []
     assert read(item, initplan) == ["item_states s"]
+    # A function's generic plan states the workspace by a parameter: read so only when asked.
+    generic = scan("items", "i", **{"Index Cond": "((i.workspace_id = $1) AND (i.id = $2))"})
+    assert read(generic) == ["items i"]
+    asked = Plan(ws, keys, parameters=True)
+    asked.read(generic)
+    assert asked.unpinned() == []
+    unstated = Plan(ws, keys, parameters=True)
+    unstated.read(scan("items", "i", **{"Index Cond": "(i.id = $2)"}))
+    assert unstated.unpinned() == ["items i"]

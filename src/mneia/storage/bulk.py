@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import (
@@ -67,12 +68,20 @@ _GIVEN: tuple[tuple[str, Any], ...] = (
 )
 """One array parameter per column the caller states. A row's lists (grants, redacted kinds) travel
 as comma-separated text: arrays of arrays must be rectangular. Neither an id nor a kind holds a comma."""
+_NAMES = frozenset(name for name, _ in _GIVEN)
 
 
-def _statement() -> Driven:
-    arrays = (bindparam(name, type_=ARRAY(kind)) for name, kind in _GIVEN)
-    given = func.unnest(*arrays).table_valued(*(name for name, _ in _GIVEN)).render_derived(name="given")
-    column = given.c
+def _statement(rows: bool) -> Driven:
+    """The INSERT of many rows (``rows``: each column an array, unnest'ed) or of one (each column a
+    value, ``INSERT … VALUES``): the same columns, computed the same way from what is given."""
+    if rows:
+        arrays = (bindparam(name, type_=ARRAY(kind)) for name, kind in _GIVEN)
+        given: Any = (
+            func.unnest(*arrays).table_valued(*(name for name, _ in _GIVEN)).render_derived(name="given")
+        )
+        column = given.c
+    else:
+        column = SimpleNamespace(**{name: bindparam(name, type_=kind) for name, kind in _GIVEN})
     actor = bindparam("actor", type_=_ID)
     now = func.now()
     values = {
@@ -99,13 +108,21 @@ def _statement() -> Driven:
         "confirmed_by": case((column.confirmed, actor)),
         "confirmed_at": case((column.confirmed, now)),
     }
-    chosen = select(*values.values()).select_from(given)
     _, returned = columns_at(items, None)
-    insert = pg_insert(items).from_select(list(values), chosen).returning(*returned.values())
-    return Driven(insert)
+    if rows:
+        insert = pg_insert(items).from_select(list(values), select(*values.values()).select_from(given))
+    else:
+        insert = pg_insert(items).values(values)
+    return Driven(insert.returning(*returned.values()))
 
 
-_INSERT = _statement()
+_INSERT = _statement(rows=True)
+_INSERT_ONE = _statement(rows=False)
+"""A batch of one: the same row by ``INSERT … VALUES``. On Citus an INSERT whose rows come from a
+SELECT (unnest) is planned as a distributed INSERT … SELECT, its rows gathered and then sent to
+their shard, which cost an assertion about 3.5 ms more than plain PostgreSQL
+(benchmarks/scale_out.py); one row of values goes straight to its shard. On one server the two
+cost the same (docs/performance.md)."""
 
 
 async def create_many(
@@ -149,5 +166,8 @@ async def create_many(
         "redacted": [",".join(new.redacted) for new in news],
         "confirmed": list(confirmed),
     }
+    if len(news) == 1:
+        one = {name: value[0] if name in _NAMES else value for name, value in params.items()}
+        return [record_of(row) for row in await tx.fetch(_INSERT_ONE, one)]
     found = {record.id: record for record in map(record_of, await tx.fetch(_INSERT, params))}
     return [found[key] for key in ids]
