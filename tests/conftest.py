@@ -184,7 +184,7 @@ NOT_ON_CITUS = {
         "the controls of one server's plans; on Citus a router plan hides its scans in the worker's"
     ),
     "test_f6_a_subscriber_is_told_when_what_it_missed_cannot_be_read_again": (
-        "not yet understood on Citus: the subscriber's connection closes without a close frame"
+        "restarts an embedded server of its own, not a cluster: on one server the same test runs"
     ),
 }
 """Tests whose own mechanics do not apply on a Citus cluster (``MNEIA_TEST_CITUS``), and why."""

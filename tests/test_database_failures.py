@@ -35,7 +35,8 @@ pytestmark = pytest.mark.asyncio
 
 NAME = "mneia-failure-test"
 DROP_CONNECTIONS = text(
-    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = :name"
+    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    " WHERE application_name = :name AND datname = current_database()"
 )
 
 

@@ -133,7 +133,8 @@ async def test_f5_a_connection_lost_under_a_driven_statement_is_discarded_not_po
             async with admin_engine.connect() as admin:
                 await admin.execute(
                     text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :n"
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE application_name = :n AND datname = current_database()"
                     ),
                     {"n": NAME},
                 )
@@ -176,7 +177,9 @@ async def test_the_driver_leaves_no_transaction_open_on_a_pooled_connection(
                 await token.authenticate(tx, world.agent.token)
                 await tx.fetch(Driven(text("SELECT 1 / 0")), {})
         states = await rows(
-            admin_engine, "SELECT state FROM pg_stat_activity WHERE application_name = :n", n=NAME
+            admin_engine,
+            "SELECT state FROM pg_stat_activity WHERE application_name = :n AND datname = current_database()",
+            n=NAME,
         )
         assert states and {row["state"] for row in states} == {"idle"}, states
     finally:

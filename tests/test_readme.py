@@ -28,7 +28,10 @@ from tests.walkthrough import expected_output, reads_as
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 API_PAGE = (ROOT / "docs" / "api.md").read_text()
-TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest'
+TEST_COMMAND = (
+    'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
+    " && .venv/bin/python -m pytest -n 2 --dist loadfile"
+)
 
 BLOCK = re.compile(r"```graphql\n(# as:[^\n]*)\n(.*?)```", re.S)
 HEADER = re.compile(r"(\w+):\s*(.*?)(?=\s{2,}\w+:|$)")

@@ -100,7 +100,10 @@ async def test_f5_typename_over_connections_dropped_while_idle_is_answered(
     assert (await answered(droppable, TYPENAME, world.agent.token))[0] == 200
     async with admin_engine.connect() as connection:
         dropped = await connection.execute(
-            text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = :n"),
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = :n AND datname = current_database()"
+            ),
             {"n": NAME},
         )
         assert dropped.scalar_one() >= 1

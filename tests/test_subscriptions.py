@@ -180,11 +180,15 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serving(admin_url: str) -> AsyncIterator[Served]:
-    """uvicorn serving an application (own engine, own hub) of ``admin_url``'s database, on a free port."""
+async def serving(admin_url: str, *, routed: bool | None = None) -> AsyncIterator[Served]:
+    """uvicorn serving an application (own engine, own hub) of ``admin_url``'s database, on a free port.
+
+    ``routed``: as ``mneia serve`` routes on Citus (storage.node); by default when the suite runs on
+    a cluster (conftest's MNEIA_TEST_CITUS). An embedded server of a test's own is never one."""
     engine = create_engine(app_url(admin_url), pool_size=5)
-    # On Citus (conftest's MNEIA_TEST_CITUS), routed as mneia serve routes it there.
-    nodes = Nodes(engine, pool_size=5) if support.ROUTED is not None else None
+    if routed is None:
+        routed = support.ROUTED is not None
+    nodes = Nodes(engine, pool_size=5) if routed else None
     app = create_app(engine, dispose_engine=False, nodes=nodes)
     graphql = next(route.endpoint for route in app.routes if isinstance(route, WebSocketRoute))
     assert isinstance(graphql, MneiaGraphQL)
@@ -886,7 +890,7 @@ async def test_f6_no_acknowledged_dispute_is_lost_across_a_postgresql_restart(
     writes = create_app(engine, dispose_engine=False)
     async with (
         httpx.AsyncClient(transport=httpx.ASGITransport(app=writes), base_url="http://mneia.test") as http,
-        serving(restartable.admin_url) as served,
+        serving(restartable.admin_url, routed=False) as served,
     ):
         api = Api(http, restartable.admin_engine)
         world = await api.world()
@@ -957,7 +961,7 @@ async def test_f6_a_subscriber_is_told_when_what_it_missed_cannot_be_read_again(
 ) -> None:
     """PostgreSQL down for longer than a subscriber waits: the stream ends with MISSED_EVENTS, not silence."""
     monkeypatch.setattr(notification, "RESUME_SECONDS", 1.0)
-    async with serving(restartable.admin_url) as served:
+    async with serving(restartable.admin_url, routed=False) as served:
         made = await workspace.bootstrap(restartable.admin_engine, "down", "alice")
         await restartable.admin_engine.dispose()
         async with opened(served.url, made.token) as sock:
