@@ -37,7 +37,7 @@ from mneia.app import create_app
 from mneia.config import app_url
 from mneia.storage import citus, node
 from mneia.storage.database import create_engine
-from tests.citus import ASKED, Cluster, migrated_cluster, scratch_directory
+from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, scratch_directory
 from tests.graphql import Api, World
 from tests.live import cli_env, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
@@ -280,3 +280,57 @@ def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
     ]
     assert ready.status_code == 200, ready.text
     assert "a Citus coordinator: each request runs on the node" in (logs / "serve.out").read_text()
+
+
+SHELL_POLICIES = (
+    "SELECT p.tablename, p.policyname FROM pg_catalog.pg_policies p"
+    " JOIN pg_dist_partition d ON d.logicalrelid = format('public.%I', p.tablename)::regclass"
+    " WHERE p.schemaname = 'public'"
+)
+"""The policies of the shell tables a node holds (a shard is no Citus table of the catalogue's)."""
+
+
+async def test_mneia_migrate_gives_a_worker_what_it_lacks_of_the_build(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    """A worker added to the cluster after the build (``citus_add_node``) holds none of what the build
+    wrote on each node itself: the key table and its key, the shell tables' policies. Simulated on a
+    worker of this cluster, both dropped there: its workspace's requests fail, the other worker's
+    are served. ``mneia migrate`` again, on the database built already, writes them where they are
+    missing; the requests are served again, and the other worker keeps what it held."""
+    world = worlds.other
+    home = await served.home(world.workspace_id)
+    other = worlds.one  # a workspace of the other worker (an earlier test may have moved one)
+    for _ in range(24):
+        if await served.home(other.workspace_id) != home:
+            break
+        other = await served.api.world()
+    assert await served.home(other.workspace_id) != home
+    connection = await served.cluster.connect(home)
+    try:
+        held = {tuple(row) for row in await connection.fetch(SHELL_POLICIES)}
+        assert len(held) > 50, held
+        async with connection.transaction():
+            await connection.execute("SET LOCAL citus.enable_ddl_propagation = off")
+            await connection.execute("DROP TABLE public.seal_keys")
+            for table, name in held:
+                await connection.execute(f"DROP POLICY {name} ON public.{table}")
+        assert await connection.fetch(SHELL_POLICIES) == []
+        lacking = await served.api.http.post(
+            "/graphql",
+            json={"query": "{ me { id } }"},
+            headers={"Authorization": f"Bearer {world.human.token}"},
+        )
+        assert lacking.json().get("errors"), lacking.text
+        assert (await served.api.run(other.human.token, "{ me { id } }"))["me"]["id"] == other.human.id
+
+        result = mneia_migrate(served.cluster, scratch)
+        assert result.returncode == 0, result.stderr
+        assert {tuple(row) for row in await connection.fetch(SHELL_POLICIES)} == held
+        assert await connection.fetchval("SELECT count(*) FROM public.seal_keys") == 1
+    finally:
+        await connection.close()
+    for each in (world, other):
+        assert (await served.api.run(each.human.token, "{ me { id } }"))["me"]["id"] == each.human.id
+    done = await work(served.api, world, "Refunds settle within 9 days")
+    assert done["read"]["authority"] == "HUMAN_CONFIRMED"

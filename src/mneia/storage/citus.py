@@ -152,11 +152,31 @@ def _quoted(statement: str) -> str:
     return f"$q{number}${statement}$q{number}$"
 
 
-def _do_block(statements_: list[str]) -> str:
-    """One DO block running ``statements_`` in order with DDL propagation off, atomically on its node."""
+def _step(statement: str, once: bool) -> str:
+    """``statement`` as a step of a DO block; ``once``: a table or policy it creates is created only
+    where it is missing (every other statement of the build's per-node phases may run again)."""
+    run = f"EXECUTE {_quoted(statement)};"
+    if not once:
+        return f"  {run}"
+    found, table = policy(statement), _CREATE_TABLE.match(statement)
+    if found is not None:
+        missing = (
+            "NOT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname = 'public'"
+            f" AND tablename = {_quoted(found.table)} AND policyname = {_quoted(found.name)})"
+        )
+    elif table is not None:
+        missing = f"to_regclass({_quoted('public.' + table.group(1))}) IS NULL"
+    else:
+        return f"  {run}"
+    return f"  IF {missing} THEN {run} END IF;"
+
+
+def _do_block(statements_: list[str], once: bool = False) -> str:
+    """One DO block running ``statements_`` in order with DDL propagation off, atomically on its node
+    (``once``: see ``_step``)."""
     if any("$body$" in s for s in statements_):
         raise ValueError("a statement contains $body$, the DO block's own quote")
-    body = "\n".join(f"  EXECUTE {_quoted(s)};" for s in statements_)
+    body = "\n".join(_step(s, once) for s in statements_)
     return (
         "DO $body$\nBEGIN\n"
         "  PERFORM set_config('citus.enable_ddl_propagation', 'off', true);\n"
@@ -176,15 +196,17 @@ async def _checked(connection: asyncpg.Connection, query: str, *args: object, wh
         raise CitusError(f"{where}: {failed or 'no node answered'}")
 
 
-async def on_workers(connection: asyncpg.Connection, statements_: list[str], where: str) -> None:
+async def on_workers(
+    connection: asyncpg.Connection, statements_: list[str], where: str, once: bool = False
+) -> None:
     """``statements_`` on every worker; nothing when the coordinator is the cluster's one node
-    (it holds the shards itself: the Citus stage's run of the test suites)."""
+    (it holds the shards itself: the Citus stage's run of the test suites). ``once``: see ``_step``."""
     if not await connection.fetchval(_WORKERS):
         return
     await _checked(
         connection,
         "SELECT nodename, nodeport, success, result FROM run_command_on_workers($1)",
-        _do_block(statements_),
+        _do_block(statements_, once),
         where=where,
     )
 
@@ -222,17 +244,35 @@ async def schema(connection: asyncpg.Connection, told: Callable[[str], None]) ->
     return plan
 
 
-async def _statement(connection: asyncpg.Connection, statement: str, plan: Plan) -> None:
+def _kept(statement: str, plan: Plan) -> bool:
+    """Note in ``plan`` what a later phase needs of a declared statement: a Citus table's policy
+    (kept for ``policies``, not run now: True), or a statement making a local table (run now too)."""
     found = policy(statement)
     if found is not None and found.table not in LOCAL_TABLES:
         plan.policies.append(found)
+        return True
+    if (found is not None and found.table in LOCAL_TABLES) or _touches_local(statement):
+        plan.local.append(statement)
+    return False
+
+
+def declared_plan() -> Plan:
+    """What the build's later phases read from storage/sql (the policies, the local tables' statements),
+    read from the files alone: for a database built already."""
+    plan = Plan()
+    for name in declared.FILES[1:]:
+        for statement in statements(declared.read(name)):
+            _kept(statement, plan)
+    return plan
+
+
+async def _statement(connection: asyncpg.Connection, statement: str, plan: Plan) -> None:
+    if _kept(statement, plan):
         return
     try:
         await connection.execute(statement)
     except asyncpg.PostgresError as exc:
         raise CitusError(f"{exc.__class__.__name__}: {exc} in:\n{statement[:500]}") from exc
-    if (found is not None and found.table in LOCAL_TABLES) or _touches_local(statement):
-        plan.local.append(statement)
     created = _CREATE_TABLE.match(statement)
     if created is None or created.group(1) in LOCAL_TABLES:
         return
@@ -291,7 +331,7 @@ FROM public.seal_keys k WHERE k.id = 1
 """
 
 
-async def seal_keys(connection: asyncpg.Connection, plan: Plan) -> None:
+async def seal_keys(connection: asyncpg.Connection, plan: Plan, once: bool = False) -> None:
     """The key table on each worker, as context.sql declares it, holding the coordinator's key."""
     upsert = await connection.fetchval(_KEY_UPSERT)
     if upsert is None:
@@ -300,7 +340,26 @@ async def seal_keys(connection: asyncpg.Connection, plan: Plan) -> None:
         connection,
         [*plan.local, *(f"ALTER TABLE {t} OWNER TO {OWNER_ROLE}" for t in sorted(LOCAL_TABLES)), upsert],
         "the sealing key on the workers",
+        once,
     )
+
+
+async def refresh_workers(admin_url: str, told: Callable[[str], None]) -> None:
+    """What the build writes on each worker beside what Citus carries there itself, written again
+    where it is missing: roles.sql's part of each node, the shell tables' policies, the key table
+    and the coordinator's key. For a database built already: a worker added to the cluster since
+    (``citus_add_node``) has none of them, and refuses every request until ``mneia migrate`` has
+    run again. What a node holds already is left as it is (the key is written again)."""
+    plan = declared_plan()
+    async with _driver(admin_url) as connection:
+        try:
+            await on_workers(connection, list(statements(declared.read(declared.FILES[0]))), "roles.sql")
+            shells = [p.shell for p in plan.policies if p.shell is not None]
+            await on_workers(connection, shells, "the shell tables' policies on the workers", once=True)
+            await seal_keys(connection, plan, once=True)
+        except asyncpg.PostgresError as exc:
+            raise CitusError(f"{exc.__class__.__name__}: {exc}") from exc
+    told("Citus: every worker holds the roles' settings, the shell tables' policies and the sealing key")
 
 
 async def spread_seal_key(tx: Tx) -> None:

@@ -71,6 +71,8 @@ def _build_on_citus(
     head = heads()
     at = asyncio.run(_revisions_at(admin_url))
     if at == head:
+        # Built already: a worker added since holds nothing of the build's per-node steps.
+        asyncio.run(citus.refresh_workers(admin_url, on_note))
         return
     if at is not None or revision != "head":
         raise CommandError(
