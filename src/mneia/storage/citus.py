@@ -143,6 +143,11 @@ class Plan:
     def left_out(self) -> list[Policy]:
         return [p for p in self.policies if p.shell is None]
 
+    @property
+    def shells(self) -> list[str]:
+        """The shell tables' variants of the policies carried (every one but ``left_out``)."""
+        return [p.shell for p in self.policies if p.shell is not None]
+
 
 def _quoted(statement: str) -> str:
     """``statement`` dollar-quoted with a tag it does not contain."""
@@ -214,11 +219,16 @@ async def on_workers(
 async def roles(connection: asyncpg.Connection) -> None:
     """roles.sql on the coordinator (Citus propagates roles and grants), then on each worker
     (what it does to pg_catalog's own functions is per node); the owner made able to log in."""
-    sql = declared.read(declared.FILES[0])
     async with connection.transaction():
         await connection.execute(declared.SAFE_SEARCH_PATH)
-        await connection.execute(sql)
+        await connection.execute(declared.read(declared.FILES[0]))
         await connection.execute(f"ALTER ROLE {OWNER_ROLE} LOGIN")
+    await _roles_on_workers(connection)
+
+
+async def _roles_on_workers(connection: asyncpg.Connection) -> None:
+    """roles.sql on each worker: every statement of it may run again."""
+    sql = declared.read(declared.FILES[0])
     await on_workers(connection, list(statements(sql)), "roles.sql on the workers")
 
 
@@ -299,12 +309,11 @@ def _touches_local(statement: str) -> bool:
 async def policies(connection: asyncpg.Connection, plan: Plan) -> None:
     """Both variants of every carried policy: the shells (coordinator, then each worker), the shards."""
     carried = [p for p in plan.policies if p.shell is not None]
-    shells = [p.shell for p in carried if p.shell is not None]
     async with connection.transaction():
         await connection.execute("SET LOCAL citus.enable_ddl_propagation = off")
-        for shell in shells:
+        for shell in plan.shells:
             await connection.execute(shell)
-    await on_workers(connection, shells, "the shell tables' policies on the workers")
+    await on_workers(connection, plan.shells, "the shell tables' policies on the workers")
     for table in [*plan.distributed, *plan.reference]:
         mine = [p.on_shard() for p in carried if p.table == table]
         if not mine:
@@ -353,9 +362,8 @@ async def refresh_workers(admin_url: str, told: Callable[[str], None]) -> None:
     plan = declared_plan()
     async with _driver(admin_url) as connection:
         try:
-            await on_workers(connection, list(statements(declared.read(declared.FILES[0]))), "roles.sql")
-            shells = [p.shell for p in plan.policies if p.shell is not None]
-            await on_workers(connection, shells, "the shell tables' policies on the workers", once=True)
+            await _roles_on_workers(connection)
+            await on_workers(connection, plan.shells, "the shell tables' policies on the workers", once=True)
             await seal_keys(connection, plan, once=True)
         except asyncpg.PostgresError as exc:
             raise CitusError(f"{exc.__class__.__name__}: {exc}") from exc
@@ -385,12 +393,15 @@ async def spread_seal_key(tx: Tx) -> None:
 
 
 NODE_OF = text(
-    "SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid"
+    "SELECT n.nodename, n.nodeport, p.shardid FROM pg_dist_placement p"
+    " JOIN pg_dist_node n ON n.groupid = p.groupid"
     " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', CAST(:id AS uuid))"
     " AND p.shardstate = 1 AND n.isactive ORDER BY n.nodeid LIMIT 1"
 )
 """The node holding the workspace's (active) placement of the shard of ``workspaces``, which every
 other tenant table is colocated with (readable by every role: Citus's catalogue)."""
+_NODE_OF_BY_NUMBER = str(NODE_OF).replace("CAST(:id AS uuid)", "CAST($1 AS uuid)")
+"""The same, for the driver (a numbered parameter)."""
 
 
 async def home(admin_engine: AsyncEngine, workspace_id: uuid.UUID) -> str | None:
@@ -445,12 +456,7 @@ async def move(admin_url: str, workspace_id: uuid.UUID, host: str, port: int) ->
     token first binds nobody on the old one (storage.node).
     """
     async with _driver(admin_url) as connection:
-        row = await connection.fetchrow(
-            "SELECT p.shardid, n.nodename, n.nodeport FROM pg_dist_placement p"
-            " JOIN pg_dist_node n ON n.groupid = p.groupid"
-            " WHERE p.shardid = get_shard_id_for_distribution_column('workspaces', $1::uuid)",
-            workspace_id,
-        )
+        row = await connection.fetchrow(_NODE_OF_BY_NUMBER, str(workspace_id))
         if row is None:
             raise CitusError(f"no placement holds workspace {workspace_id}")
         await connection.execute(f"ALTER ROLE {OWNER_ROLE} BYPASSRLS")
