@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -364,9 +364,7 @@ INVITE = "mutation($e: String!) { createInvitation(email: $e) { id } }"
 async def browsing(regions: Regions) -> AsyncIterator[httpx.AsyncClient]:
     """A browser's client on ``regions`` in process, every region's application started (its
     lifespan: engine, hub) as ``Regions`` starts them, and stopped afterwards."""
-    async with AsyncExitStack() as started:
-        for app in regions.apps.values():
-            await started.enter_async_context(app.router.lifespan_context(app))
+    async with regions.running():
         transport = httpx.ASGITransport(app=regions)
         async with httpx.AsyncClient(transport=transport, base_url=MNEIA) as client:
             yield client

@@ -36,8 +36,8 @@ the person in every region served here (inbox.oidc).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl
@@ -119,14 +119,20 @@ class Regions:
             return
         await chosen(scope, _replayed(messages, receive), send)
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        """Start every region's application (its engine, its listener, MCP) and stop them all."""
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Every region's application started (its engine, its listener, MCP), and stopped after."""
         async with AsyncExitStack() as stack:
-            message = await receive()
-            assert message["type"] == "lifespan.startup"
+            for app in self.apps.values():
+                await stack.enter_async_context(app.router.lifespan_context(app))
+            yield
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        async with AsyncExitStack() as stack:
             try:
-                for app in self.apps.values():
-                    await stack.enter_async_context(app.router.lifespan_context(app))
+                await stack.enter_async_context(self.running())
             except Exception as error:
                 await send({"type": "lifespan.startup.failed", "message": repr(error)})
                 raise
