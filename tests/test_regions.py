@@ -403,6 +403,13 @@ async def test_regions_the_inbox_signs_a_pasted_token_in_at_its_region(two: Two)
         elsewhere = await browser.sign_in(token.mint(uuid.uuid4(), "ap-south"))
         assert elsewhere.status_code == 421 and "ap-south" in elsewhere.text, elsewhere.text
         assert client.cookies[cookie.SESSION] == now  # no new session
+        # A form past the inbox's limit is read no further than the limit, and refused as too large.
+        csrf = await browser.csrf()
+        huge = await browser.post(
+            "/inbox/sign-in", {"csrf": csrf, "token": two.made["us"].token, "x": "a" * 300_000}
+        )
+        assert huge.status_code == 413, huge.text
+        assert client.cookies[cookie.SESSION] == now
 
 
 @pytest.mark.filterwarnings(QUIET)
