@@ -83,11 +83,12 @@ def provider(max_age: timedelta = timedelta(hours=1)) -> Iterator[Provider]:
 
 
 async def follow(mneia: httpx.AsyncClient, response: httpx.Response) -> httpx.Response:
-    """Follow redirects as a browser does, each hop to its host: Mneia in process, the provider over TCP."""
+    """Follow redirects as a browser does, each hop to its host: Mneia in process (at ``mneia``'s base
+    URL), the provider over TCP."""
     async with httpx.AsyncClient() as outside:
         while response.is_redirect:
             target = str(response.url.join(response.headers["location"]))
-            if urlsplit(target).netloc == urlsplit(MNEIA).netloc:
+            if urlsplit(target).netloc == mneia.base_url.netloc.decode():
                 response = await mneia.get(target)
             else:
                 response = await outside.get(target)
@@ -101,7 +102,9 @@ async def sign_in(mneia: httpx.AsyncClient, subject: str) -> httpx.Response:
     async with httpx.AsyncClient() as outside:
         approved = await outside.post(str(form.url), data={"sub": subject})
     assert approved.status_code == 302, approved.text
-    assert approved.headers["location"].startswith(f"{MNEIA}/auth/callback?"), approved.headers
+    assert approved.headers["location"].startswith(str(mneia.base_url).rstrip("/") + "/auth/callback?"), (
+        approved.headers
+    )
     return await follow(mneia, approved)
 
 

@@ -44,7 +44,17 @@ from mneia.storage.workspace import Bootstrap
 from tests import live
 from tests.inbox import CSRF, Browser
 from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, uvicorn_serving
-from tests.oidc import CLIENT_ID, MNEIA, QUIET, person, provider, session_token, sign_in
+from tests.oidc import (
+    CLIENT_ID,
+    MNEIA,
+    QUIET,
+    Provider,
+    person,
+    provider,
+    session_token,
+    set_cookies,
+    sign_in,
+)
 
 PROTOCOL = Subprotocol("graphql-transport-ws")
 ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
@@ -361,12 +371,13 @@ INVITE = "mutation($e: String!) { createInvitation(email: $e) { id } }"
 
 
 @asynccontextmanager
-async def browsing(regions: Regions) -> AsyncIterator[httpx.AsyncClient]:
-    """A browser's client on ``regions`` in process, every region's application started (its
-    lifespan: engine, hub) as ``Regions`` starts them, and stopped afterwards."""
+async def browsing(regions: Regions, at: str = MNEIA) -> AsyncIterator[httpx.AsyncClient]:
+    """A browser's client on ``regions`` in process, at the address ``at``, every region's
+    application started (its lifespan: engine, hub) as ``Regions`` starts them, and stopped
+    afterwards."""
     async with regions.running():
         transport = httpx.ASGITransport(app=regions)
-        async with httpx.AsyncClient(transport=transport, base_url=MNEIA) as client:
+        async with httpx.AsyncClient(transport=transport, base_url=at) as client:
             yield client
 
 
@@ -448,3 +459,84 @@ async def test_regions_openid_sign_in_finds_the_person_in_every_region_served(tw
                 assert "region us could not be reached" in partly.text, partly.text
             finally:
                 await asyncio.to_thread(two.us.server._server.ensure_postgres_running)
+
+
+EU_AT, US_AT = "http://eu.mneia.test", "http://us.mneia.test"
+DIRECTORY_DUMP = (
+    "SELECT coalesce(string_agg(row, ' '), '') FROM (SELECT t::text AS row FROM directory_workspaces t"
+    " UNION ALL SELECT t::text FROM directory_regions t UNION ALL SELECT t::text FROM directory_people t"
+    " UNION ALL SELECT t::text FROM directory_identities t"
+    " UNION ALL SELECT t::text FROM directory_memberships t) rows"
+)
+
+
+def alone(two: Two, idp: Provider, name: str, at: str, directory_url: str | None = None) -> Regions:
+    """Region ``name``'s server alone, as ``mneia serve --region NAME`` with the directory
+    (``directory_url``, else the test's), reached by browsers ``at`` its own address."""
+    oidc = Oidc(issuer=idp.url, client_id=CLIENT_ID, client_secret="s3cret", public_url=at)
+    settings = dataclasses.replace(
+        config.Settings.from_env(), oidc=oidc, directory_url=directory_url or two.directory_url
+    )
+    return serving([(name, getattr(two, name).app_url)], default=name, settings=settings)
+
+
+async def _directory(two: Two, sql: str, **values: Any) -> Any:
+    engine = lone_engine(two.directory_url)
+    try:
+        async with engine.connect() as connection:
+            return (await connection.execute(text(sql), values)).scalar_one()
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.filterwarnings(QUIET)
+async def test_regions_openid_sign_in_at_one_regions_server_finds_the_others_through_the_directory(
+    two: Two,
+) -> None:
+    """Two servers, one region each (``mneia serve --region``), sharing the directory. A person
+    invited in us signs in at us's server; signing in at eu's, where nobody invited them, they are
+    offered a link to sign in at us's address, and nothing is written in eu. Invited in eu too,
+    they pick eu's workspace with us's link beside it. The directory holds no subject, email or
+    name of theirs. With the directory unreachable, eu's server still signs people in and says
+    what it could not list."""
+    with provider() as idp:
+        async with (
+            browsing(alone(two, idp, "us", US_AT), US_AT) as at_us,
+            browsing(alone(two, idp, "eu", EU_AT), EU_AT) as at_eu,
+        ):
+            subject, email = person(idp, "kim")
+            await data(at_us, two.made["us"].token, INVITE, e=email)
+            signed = await sign_in(at_us, subject)
+            assert signed.status_code == 200, signed.text
+            assert token.region_of(session_token(signed)) == "us"
+
+            sent = await sign_in(at_eu, subject)
+            assert sent.status_code == 200, sent.text
+            assert f'href="{US_AT}/auth/login"' in sent.text, sent.text
+            assert "1 workspace" in sent.text and "us-ws" not in sent.text, sent.text
+            assert cookie.SESSION not in set_cookies(sent)
+            unknown = "SELECT count(*) FROM identities WHERE subject = :subject"
+            assert await two.eu.count(unknown, subject=subject) == 0
+
+            await data(at_eu, two.made["eu"].token, INVITE, e=email)
+            picking = await sign_in(at_eu, subject)
+            assert picking.status_code == 200, picking.text
+            assert "eu-ws" in picking.text and f'href="{US_AT}/auth/login"' in picking.text, picking.text
+            assert cookie.SESSION not in set_cookies(picking)  # a choice to make, not a session yet
+
+            rows = (
+                "SELECT count(*) FROM directory_people p JOIN directory_workspaces w ON w.id = p.workspace_id"
+            )
+            assert await _directory(two, rows + " WHERE w.region IN ('eu', 'us')") >= 2
+            dump = await _directory(two, DIRECTORY_DUMP)
+            for said in (subject, email, "Kim", idp.url):
+                assert said not in dump
+
+        stranger, _ = person(idp, "lou")
+        async with browsing(alone(two, idp, "eu", EU_AT, directory_url=UNREACHABLE), EU_AT) as cut:
+            refused = await sign_in(cut, stranger)
+            assert refused.status_code == 403, refused.text
+            assert "directory of the other regions could not be reached" in refused.text, refused.text
+            kept = await sign_in(cut, subject)  # eu's one workspace: signed in, as without a directory
+            assert kept.status_code == 200, kept.text
+            assert token.region_of(session_token(kept)) == "eu"

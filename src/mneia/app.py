@@ -203,7 +203,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(settings.oidc, engine, settings.region, regions),
+            *oidc.routes(settings.oidc, engine, settings.region, regions, settings.directory_url),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

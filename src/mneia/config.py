@@ -158,7 +158,7 @@ class Oidc:
         if missing:
             raise ValueError(f"{', '.join(missing)}: OpenID sign-in needs all of {', '.join(names)}")
         for name in ("MNEIA_OIDC_ISSUER", "MNEIA_PUBLIC_URL"):
-            if not _URL.fullmatch(given[name].rstrip("/")):
+            if not is_url(given[name].rstrip("/")):
                 raise ValueError(f"{name}: {given[name]!r} is not an http(s) URL")
         return cls(
             issuer=given["MNEIA_OIDC_ISSUER"],  # as the provider writes it in iss, to the slash
@@ -169,6 +169,11 @@ class Oidc:
 
 
 _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?(/[^\s?#]*)?")
+
+
+def is_url(value: str) -> bool:
+    """An http(s) URL with a host, an optional port and path, no query: a server's public address."""
+    return _URL.fullmatch(value) is not None
 
 
 def default_data_dir() -> Path:

@@ -25,6 +25,16 @@ whose token names it. A region whose database cannot be reached is left
 out, and the page says so; nothing is written in a region where the person
 has neither an identity nor an invitation.
 
+With the regions' directory (``MNEIA_DIRECTORY_URL``, storage.directory), a
+server also finds the person's workspaces in the regions it does not serve,
+each served by servers of its own (``mneia serve --region``): it records what
+it found in its own regions (the person by a keyed digest of issuer and
+subject, ``person``), and offers a link to sign in at each other region where
+the person has workspaces, at the address that region's servers recorded. The
+person signs in there again, with the same provider; names of workspaces in
+another region are never shown, as the directory holds none. A directory that
+cannot be reached leaves those regions out, and the page says so.
+
 Signing in mints a session token for that one actor, exactly as the token
 sign-in does (``inbox.cookie``: 12 hours at most, in ``mneia_inbox``), and
 the page then moves to the inbox by a ``Refresh`` of its own: a redirect
@@ -59,6 +69,7 @@ from mneia.inbox import cookie
 from mneia.inbox.page import Refused, form_of, html
 from mneia.storage import failures, identity
 from mneia.storage.database import transaction
+from mneia.storage.directory import Directory, Elsewhere
 
 PATH = "/auth"
 COOKIE = "mneia_auth"
@@ -67,6 +78,7 @@ STEP_SECONDS = 600
 SCOPE = "openid email profile"
 _NAME_LIMIT = 200
 _PICK = "mneia_pick"
+UNLISTED = "The directory of the other regions could not be reached: their workspaces are not listed."
 
 
 class _Kept:
@@ -116,7 +128,19 @@ def _page(status: int = 200, **values: Any) -> Response:
     values.setdefault("csrf", "")
     values.setdefault("signed_in", False)
     values.setdefault("away", None)
+    values.setdefault("elsewhere", [])
+    values.setdefault("unlisted", None)
     return html("oidc.html", status, **values)
+
+
+def person(settings: Oidc, issuer: str, subject: str) -> bytes:
+    """A person as the regions' directory knows them: HMAC-SHA-256 of issuer and subject, keyed by
+    the client's secret, which every region's servers share (one provider client) and the
+    directory's database does not hold, so that its rows name nobody to whoever reads them alone.
+    A new client secret makes new digests: each person is found again once they have signed in at
+    each region with it."""
+    key = hmac.new(settings.client_secret.encode(), b"mneia directory person v1", hashlib.sha256).digest()
+    return hmac.new(key, f"{issuer}\0{subject}".encode(), hashlib.sha256).digest()
 
 
 class SignIn:
@@ -126,10 +150,12 @@ class SignIn:
         engine: AsyncEngine,
         region: str = DEFAULT_REGION,
         regions: Mapping[str, AsyncEngine] | None = None,
+        directory_url: str | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.region = region
+        self.directory = Directory(directory_url) if directory_url else None
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
@@ -170,16 +196,19 @@ class SignIn:
             return _page(401, problem="The provider sent no ID token; sign in again.")
         issuer, subject = str(claims["iss"]), str(claims["sub"])
         found, away = await self._memberships(issuer, subject, _verified_email(claims), _name(claims))
+        elsewhere, unlisted = await self._elsewhere(issuer, subject, found, away)
         if not found:
+            if elsewhere:
+                return _page(elsewhere=elsewhere, away=_away(away) if away else None)
             if away:
                 return _page(503, problem=f"{_away(away)} Try again.")
             return _page(
                 403,
                 problem="No workspace knows you yet. Ask one of its people to invite the email address"
-                " your provider verified, then sign in again.",
+                " your provider verified, then sign in again." + (f" {unlisted}" if unlisted else ""),
             )
         regions = {str(m.workspace_id): region for region, held in found.items() for m in held}
-        if len(regions) == 1 and not away:
+        if len(regions) == 1 and not away and not elsewhere:
             ((workspace_id, region),) = regions.items()
             return await self._open(request, issuer, subject, uuid.UUID(workspace_id), region)
         ticket = secrets.token_urlsafe(32)
@@ -189,8 +218,33 @@ class SignIn:
         request.session[_PICK] = ticket
         memberships = [m for held in found.values() for m in held]
         return _page(
-            memberships=memberships, csrf=cookie.csrf_for(ticket), away=_away(away) if away else None
+            memberships=memberships,
+            csrf=cookie.csrf_for(ticket),
+            away=_away(away) if away else None,
+            elsewhere=elsewhere,
+            unlisted=unlisted,
         )
+
+    async def _elsewhere(
+        self, issuer: str, subject: str, found: Mapping[str, list[identity.MembershipRecord]], away: list[str]
+    ) -> tuple[list[Elsewhere], str | None]:
+        """Through the directory, if there is one: record the person's memberships in the regions
+        served here that answered, and find their workspaces in the regions not served here; with
+        what the page says when the directory could not be reached."""
+        if self.directory is None:
+            return [], None
+        answered = {
+            region: [m.workspace_id for m in found.get(region, [])]
+            for region in self.regions
+            if region not in away
+        }
+        try:
+            digest = person(self.settings, issuer, subject)
+            return await self.directory.seen(digest, self.settings.public_url, answered, self.regions), None
+        except Exception as error:
+            if not failures.unavailable(error):
+                raise
+            return [], UNLISTED
 
     async def _memberships(
         self, issuer: str, subject: str, email: str | None, name: str
@@ -270,13 +324,15 @@ def routes(
     engine: AsyncEngine,
     region: str = DEFAULT_REGION,
     regions: Mapping[str, AsyncEngine] | None = None,
+    directory_url: str | None = None,
 ) -> list[BaseRoute]:
     """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
     ``region``: the server's; ``regions``: every region this process serves, by name, where the
-    person is looked for too (http.region.serving)."""
+    person is looked for too (http.region.serving); ``directory_url``: the regions' directory,
+    through which the person's workspaces in other regions are found."""
     if settings is None:
         return []
-    sign_in = SignIn(settings, engine, region, regions)
+    sign_in = SignIn(settings, engine, region, regions, directory_url)
     return [
         Mount(
             PATH,

@@ -5,9 +5,11 @@ region's: a region's database holds whole workspaces and nothing of another
 region's, and the directory holds no content of anyone's (storage/sql/
 directory.sql says what it holds). Serving a request never reads it: a token
 names its region (storage.token). ``mneia admin bootstrap`` records each new
-workspace here after creating it in its region's database; sign-in across
-regions would read it to find a person's workspaces (not built yet:
-docs/scale-out.md).
+workspace here after creating it in its region's database. An OpenID sign-in
+(inbox.oidc) reads and writes it through ``Directory``: it records where the
+region signing the person in is reached and which of its workspaces the person
+belongs to, and finds the person's workspaces in the regions it does not serve,
+so that the person can be sent there (docs/scale-out.md, Regions).
 
 Its schema is versioned by ``directory_version``: ``migrate`` applies the
 steps after the version it finds, under an advisory lock, in one
@@ -17,14 +19,17 @@ transaction; running it again does nothing.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from mneia import config
 from mneia.storage.database import lone_engine
 
-VERSION = 1
+VERSION = 2
 """The directory's schema version: the number of steps in storage/sql/directory.sql."""
 _LOCK = 0x6D6E6469  # "mndi": one migration of the directory at a time
 
@@ -99,3 +104,76 @@ async def region_of(url: str, workspace_id: uuid.UUID) -> str | None:
             return found.scalar()
     finally:
         await engine.dispose()
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """A region the server does not serve where a person has workspaces, and where to sign in to it
+    (None: no server of that region has recorded its address yet)."""
+
+    region: str
+    sign_in_url: str | None
+    workspaces: int
+
+
+_SIGN_IN_AT = text(
+    "INSERT INTO directory_regions (name, sign_in_url) VALUES (:region, :url)"
+    " ON CONFLICT (name) DO UPDATE SET sign_in_url = EXCLUDED.sign_in_url, updated_at = now()"
+    " WHERE directory_regions.sign_in_url IS DISTINCT FROM EXCLUDED.sign_in_url"
+)
+_WORKSPACES = text(
+    "INSERT INTO directory_workspaces (id, region) SELECT unnest(CAST(:ids AS uuid[])), :region"
+    " ON CONFLICT (id) DO NOTHING"
+)
+_LEFT = text(
+    "DELETE FROM directory_people p USING directory_workspaces w"
+    " WHERE p.person = :person AND w.id = p.workspace_id AND w.region = :region"
+    " AND NOT p.workspace_id = ANY (CAST(:ids AS uuid[]))"
+)
+_BELONGS = text(
+    "INSERT INTO directory_people (person, workspace_id) SELECT :person, unnest(CAST(:ids AS uuid[]))"
+    " ON CONFLICT DO NOTHING"
+)
+_ELSEWHERE = text(
+    "SELECT w.region, r.sign_in_url, count(*) AS workspaces"
+    " FROM directory_people p JOIN directory_workspaces w ON w.id = p.workspace_id"
+    " LEFT JOIN directory_regions r ON r.name = w.region"
+    " WHERE p.person = :person AND NOT w.region = ANY (CAST(:served AS text[]))"
+    " GROUP BY w.region, r.sign_in_url ORDER BY w.region"
+)
+
+
+class Directory:
+    """The directory as a server's OpenID sign-in uses it (``MNEIA_DIRECTORY_URL``).
+
+    A person is known here by ``person``, a digest the caller makes of the provider's issuer and
+    subject (inbox.oidc). Each sign-in a server finishes records what it found in the regions it
+    serves (``seen``), then asks for the rest (``elsewhere``): so the directory knows a person's
+    workspaces of a region once they have signed in at that region, and forgets one when a
+    sign-in there no longer finds it. It keeps no connection between sign-ins, which are rare."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = lone_engine(url)
+
+    async def seen(
+        self,
+        person: bytes,
+        sign_in_url: str,
+        memberships: Mapping[str, Sequence[uuid.UUID]],
+        served: Iterable[str],
+    ) -> list[Elsewhere]:
+        """Record that ``person`` is a member of exactly these workspaces of each region named (the
+        regions served here that answered, each reached at ``sign_in_url``), in one transaction;
+        then the person's workspaces in the regions not ``served`` here, by region."""
+        async with self.engine.begin() as connection:
+            for region, workspace_ids in memberships.items():
+                ids = [str(each) for each in workspace_ids]
+                await connection.execute(_SIGN_IN_AT, {"region": region, "url": sign_in_url})
+                await connection.execute(_WORKSPACES, {"ids": ids, "region": region})
+                await connection.execute(_LEFT, {"person": person, "region": region, "ids": ids})
+                await connection.execute(_BELONGS, {"person": person, "ids": ids})
+            found = await connection.execute(_ELSEWHERE, {"person": person, "served": list(served)})
+            return [
+                Elsewhere(region, url if url and config.is_url(url) else None, count)
+                for region, url, count in found
+            ]

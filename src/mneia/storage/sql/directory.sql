@@ -3,7 +3,8 @@
 -- which workspaces each person belongs to, by ids only. No name, no email, no
 -- content: what it holds leaves no region's residency. Created and upgraded by
 -- `mneia migrate` when MNEIA_DIRECTORY_URL is set (storage/directory.py, which
--- numbers these steps); written by `mneia admin bootstrap`.
+-- numbers these steps); written by `mneia admin bootstrap` and by the servers'
+-- OpenID sign-ins, read by those sign-ins (storage/directory.py, Directory).
 
 -- Version 1.
 CREATE TABLE directory_workspaces (
@@ -26,3 +27,26 @@ CREATE TABLE directory_memberships (
   PRIMARY KEY (identity_id, workspace_id)
 );
 CREATE INDEX directory_memberships_workspace ON directory_memberships (workspace_id);
+
+-- Version 2.
+-- Where each region's people sign in: its servers' public address (MNEIA_PUBLIC_URL), recorded
+-- by a server of the region at each OpenID sign-in it finishes. A person signing in at one region
+-- is sent there for the workspaces of another.
+CREATE TABLE directory_regions (
+  name text PRIMARY KEY CONSTRAINT directory_regions_name
+    CHECK (length(name) <= 32 AND name ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
+  sign_in_url text NOT NULL CONSTRAINT directory_regions_url CHECK (sign_in_url ~ '^https?://'),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- A person as their OpenID provider names them, by a keyed digest of issuer and subject (the
+-- key is derived from the provider client's secret, which this database does not hold:
+-- inbox/oidc.py), and the workspaces they were a member of when they last signed in at each
+-- workspace's region. No name, no email, no subject: a row says only that some person belongs
+-- to a workspace.
+CREATE TABLE directory_people (
+  person bytea NOT NULL CONSTRAINT directory_people_digest CHECK (octet_length(person) = 32),
+  workspace_id uuid NOT NULL REFERENCES directory_workspaces (id) ON DELETE CASCADE,
+  PRIMARY KEY (person, workspace_id)
+);
+CREATE INDEX directory_people_workspace ON directory_people (workspace_id);
