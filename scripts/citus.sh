@@ -4,6 +4,8 @@
 #   scripts/citus.sh build          build Citus into the cache (`up` builds on demand)
 #   scripts/citus.sh up             start the cluster; stdout: CITUS_URL=postgresql://postgres@127.0.0.1:PORT/postgres
 #   scripts/citus.sh createdb NAME  NAME on every node, with citus; stdout: DATABASE_URL=postgresql://postgres@127.0.0.1:PORT/NAME
+#   scripts/citus.sh add-worker     start one more worker, with every database of the coordinator's
+#                                   (citus in each), added to each; stdout: WORKER=127.0.0.1:PORT
 #   scripts/citus.sh down           stop the nodes, remove the state directory (quiet when nothing is up)
 #   scripts/citus.sh status         each node, its port and whether it answers (status 1 unless all do)
 #
@@ -299,6 +301,14 @@ in_parallel() { # function; runs it for every node at once, fails if any fails
     return "$failed"
 }
 
+load_nodes() { # the workers added after `up` (add-worker), in the order they were added
+    if [[ -f $STATE/added ]]; then
+        local added
+        mapfile -t added <"$STATE/added"
+        NODES+=("${added[@]}")
+    fi
+}
+
 register_workers() { # database on the coordinator
     local node
     sql coordinator "$1" "SELECT citus_set_coordinator_host('$HOST', $(port_of coordinator))"
@@ -369,6 +379,34 @@ createdb() {
     echo "DATABASE_URL=$(url "$name")"
 }
 
+add_worker() {
+    local not_up="no Citus cluster is up in $STATE: run scripts/citus.sh up first"
+    [[ -f $STATE/bin ]] || die "$not_up"
+    lock_state
+    is_up || die "$not_up"
+    local node="worker${#NODES[@]}" port database
+    port=$(free_ports 1)
+    mkdir "$STATE/$node"
+    echo "$port" >"$STATE/$node/port"
+    if is_root; then chown "$RUN_AS:" "$STATE/$node"; fi
+    init_node "$node" || die "initdb failed for $node in $STATE"
+    start_node "$node" || die "$node did not start; see $STATE/$node/postgres.log"
+    echo "$node" >>"$STATE/added"
+    NODES+=("$node")
+    sql "$node" postgres "CREATE EXTENSION citus"
+    # Every database of the coordinator's that has Citus (postgres included) gets one on the new worker.
+    for database in $(sql_value coordinator postgres \
+        "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname <> 'postgres' ORDER BY 1"); do
+        if [[ -n $(sql_value coordinator "$database" "SELECT 1 FROM pg_extension WHERE extname = 'citus'") ]]; then
+            sql "$node" postgres "CREATE DATABASE \"$database\""
+            sql "$node" "$database" "CREATE EXTENSION citus"
+            sql coordinator "$database" "SELECT citus_add_node('$HOST', $port)"
+        fi
+    done
+    sql coordinator postgres "SELECT citus_add_node('$HOST', $port)"
+    echo "WORKER=$HOST:$port"
+}
+
 down() {
     [[ -e $STATE ]] || return 0
     lock_state
@@ -398,6 +436,7 @@ usage() {
 }
 
 main() {
+    [[ ${1:-} == up ]] || load_nodes
     case ${1:-} in
     build) build ;;
     up) up ;;
@@ -405,6 +444,7 @@ main() {
         [[ $# == 2 ]] || usage
         createdb "$2"
         ;;
+    add-worker) add_worker ;;
     down) down ;;
     status) status ;;
     *) usage ;;

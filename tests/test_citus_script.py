@@ -154,6 +154,14 @@ def test_createdb_refuses_when_no_cluster_is_up(scratch: Path) -> None:
     assert "no Citus cluster is up" in result.stderr, result.stderr
 
 
+def test_add_worker_refuses_when_no_cluster_is_up(scratch: Path) -> None:
+    """(Adding a worker to a running cluster: tests/test_citus_serve.py.)"""
+    result = citus("add-worker", state=scratch / "nothing")
+    assert result.returncode != 0
+    assert result.stdout == ""
+    assert "no Citus cluster is up" in result.stderr, result.stderr
+
+
 def test_down_is_quiet_when_nothing_is_up(scratch: Path) -> None:
     result = citus("down", state=scratch / "nothing")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")

@@ -37,7 +37,7 @@ from mneia.app import create_app
 from mneia.config import app_url
 from mneia.storage import citus, node
 from mneia.storage.database import create_engine
-from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, scratch_directory
+from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, output, scratch_directory
 from tests.graphql import Api, World
 from tests.live import cli_env, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
@@ -293,11 +293,11 @@ SHELL_POLICIES = (
 async def test_mneia_migrate_gives_a_worker_what_it_lacks_of_the_build(
     served: Served, worlds: Worlds, scratch: Path
 ) -> None:
-    """A worker added to the cluster after the build (``citus_add_node``) holds none of what the build
-    wrote on each node itself: the key table and its key, the shell tables' policies. Simulated on a
-    worker of this cluster, both dropped there: its workspace's requests fail, the other worker's
-    are served. ``mneia migrate`` again, on the database built already, writes them where they are
-    missing; the requests are served again, and the other worker keeps what it held."""
+    """A worker that lost what the build wrote on each node itself (the key table and its key, the
+    shell tables' policies), both dropped on a worker of this cluster: its workspace's requests
+    fail, the other worker's are served. ``mneia migrate`` again, on the database built already,
+    writes them where they are missing; the requests are served again, and the other worker keeps
+    what it held."""
     world = worlds.other
     home = await served.home(world.workspace_id)
     other = worlds.one  # a workspace of the other worker (an earlier test may have moved one)
@@ -334,3 +334,49 @@ async def test_mneia_migrate_gives_a_worker_what_it_lacks_of_the_build(
         assert (await served.api.run(each.human.token, "{ me { id } }"))["me"]["id"] == each.human.id
     done = await work(served.api, world, "Refunds settle within 9 days")
     assert done["read"]["authority"] == "HUMAN_CONFIRMED"
+
+
+ADDED = re.compile(r"WORKER=127\.0\.0\.1:(\d+)")
+
+
+async def test_a_worker_really_added_serves_a_workspace_moved_to_it_after_mneia_migrate(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    """A worker actually added to the running cluster (``scripts/citus.sh add-worker``: a new
+    node, ``citus_add_node``) gets from Citus the tables, functions and policies, but not the key
+    table, nor the reference tables' rows: moving a workspace there is refused. ``mneia migrate``
+    copies the reference tables and writes what lacks; the workspace moved there is then served
+    from it (read, written, its human's confirmation), and the other workspaces as before.
+    Last in this module: the cluster has three workers after it."""
+    added = ADDED.fullmatch(output("add-worker", state=scratch / "cluster").strip())
+    assert added, "add-worker printed no WORKER"
+    port = int(added.group(1))
+    world, other = worlds.one, worlds.other
+    connection = await served.cluster.connect(port)
+    try:
+        assert await connection.fetchval("SELECT to_regclass('public.items')") is not None  # Citus's part
+        assert await connection.fetchval("SELECT to_regclass('public.seal_keys')") is None
+        with pytest.raises(citus.CitusError, match="reference tables"):
+            await citus.move(served.cluster.url, uuid.UUID(world.workspace_id), "127.0.0.1", port)
+
+        result = mneia_migrate(served.cluster, scratch)
+        assert result.returncode == 0, result.stderr
+        elsewhere = await served.cluster.connect(served.cluster.workers[0])
+        try:
+            assert {tuple(r) for r in await connection.fetch(SHELL_POLICIES)} == {
+                tuple(r) for r in await elsewhere.fetch(SHELL_POLICIES)
+            }
+        finally:
+            await elsewhere.close()
+        assert await connection.fetchval("SELECT count(*) FROM public.seal_keys") == 1
+    finally:
+        await connection.close()
+
+    await citus.move(served.cluster.url, uuid.UUID(world.workspace_id), "127.0.0.1", port)
+    assert await served.home(world.workspace_id) == port
+    assert (await served.api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
+    done = await work(served.api, world, "Invoices are numbered per calendar year")
+    assert done["read"]["authority"] == "HUMAN_CONFIRMED"
+    assert await served.home(other.workspace_id) != port
+    assert (await served.api.run(other.human.token, "{ me { id } }"))["me"]["id"] == other.human.id
+    assert (await served.api.run(other.human.token, ITEM, i=done["item"]["id"]))["item"] is None

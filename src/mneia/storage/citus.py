@@ -358,16 +358,24 @@ async def refresh_workers(admin_url: str, told: Callable[[str], None]) -> None:
     where it is missing: roles.sql's part of each node, the shell tables' policies, the key table
     and the coordinator's key. For a database built already: a worker added to the cluster since
     (``citus_add_node``) has none of them, and refuses every request until ``mneia migrate`` has
-    run again. What a node holds already is left as it is (the key is written again)."""
+    run again. What a node holds already is left as it is (the key is written again).
+
+    The reference tables are copied to such a worker first (nothing to do when every node has
+    them): Citus moves no shard to a node that lacks them, so ``move`` could not use the new
+    worker before. Copied as the administrator, whom row-level security does not hold back."""
     plan = declared_plan()
     async with _driver(admin_url) as connection:
         try:
+            await connection.execute("SELECT replicate_reference_tables('block_writes')")
             await _roles_on_workers(connection)
             await on_workers(connection, plan.shells, "the shell tables' policies on the workers", once=True)
             await seal_keys(connection, plan, once=True)
         except asyncpg.PostgresError as exc:
             raise CitusError(f"{exc.__class__.__name__}: {exc}") from exc
-    told("Citus: every worker holds the roles' settings, the shell tables' policies and the sealing key")
+    told(
+        "Citus: every worker holds the reference tables, the roles' settings, the shell tables'"
+        " policies and the sealing key"
+    )
 
 
 async def spread_seal_key(tx: Tx) -> None:
