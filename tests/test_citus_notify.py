@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -32,11 +33,12 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage import database, notification, proposal, token, workspace
+from mneia.storage import citus, database, notification, proposal, token, workspace
 from mneia.storage.database import Tx, create_engine
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
-from mneia.storage.notification import INTERRUPTED, PROPOSAL, Announcement, Hub, Inbox
+from mneia.storage.node import Nodes
+from mneia.storage.notification import INTERRUPTED, PROPOSAL, Announcement, Floors, Hub, Inbox
 from mneia.vocabulary import ItemKind
 from tests.citus import ASKED, Cluster, migrated_cluster, scratch_directory
 from tests.live import PATIENCE
@@ -115,18 +117,29 @@ async def homes(cluster: Cluster) -> AsyncIterator[dict[int, Home]]:
     made: dict[int, Home] = {}
     try:
         for port, human in found.items():
-            project_id, item_id = new_id(), new_id()
-            async with on_node(cluster, port, "mneia_app") as app, app.transaction():
-                assert await authenticated(app, human) is not None
-                await app.execute(PROJECT, project_id)
-                await app.execute(MEMBER, project_id)
-                await app.fetchval(ITEM, item_id, project_id, "Invoices are immutable")
-            engine = create_engine(app_url(cluster, port), pool_size=1)
-            made[port] = Home(human, project_id, item_id, engine)
+            made[port] = await furnished(cluster, human)
         yield made
     finally:
         for home in made.values():
             await home.engine.dispose()
+
+
+async def furnished(cluster: Cluster, human: Human) -> Home:
+    """The workspace's project, its human a member, and an item, written as ``mneia_app`` on its
+    worker; with a pool of mneia_app's there (to dispose)."""
+    project_id, item_id = new_id(), new_id()
+    async with on_node(cluster, human.home, "mneia_app") as app, app.transaction():
+        assert await authenticated(app, human) is not None
+        await app.execute(PROJECT, project_id)
+        await app.execute(MEMBER, project_id)
+        await app.fetchval(ITEM, item_id, project_id, "Invoices are immutable")
+    return Home(human, project_id, item_id, create_engine(app_url(cluster, human.home), pool_size=1))
+
+
+def moved_to(cluster: Cluster, home: Home, port: int) -> Home:
+    """The same workspace, its shard group moved to the worker at ``port``: reads go there now."""
+    human = dataclasses.replace(home.human, home=port)
+    return dataclasses.replace(home, human=human, engine=create_engine(app_url(cluster, port), pool_size=1))
 
 
 @asynccontextmanager
@@ -241,7 +254,7 @@ async def test_r15_each_worker_numbers_in_its_own_range_and_a_workspace_compares
         assert group * RANGE <= floor < numbers[0], (port, floor)
         assert all(group * RANGE < n <= (group + 1) * RANGE for n in numbers), (port, numbers)
         async with bound(home) as tx:
-            assert [record.seq for record in await proposal.since(tx, floor)] == numbers, port
+            assert [record.seq for record in await proposal.since(tx, Floors.of(floor))] == numbers, port
 
 
 async def test_r15_a_dispute_and_a_proposal_written_on_either_worker_reach_the_hub(
@@ -304,7 +317,7 @@ async def test_r15_nothing_written_on_a_worker_while_the_hub_heard_nothing_there
                 if note.kind == INTERRUPTED:
                     await hub.resumed(PATIENCE)
                     async with bound(home) as tx:
-                        for record in await proposal.since(tx, floor):
+                        for record in await proposal.since(tx, Floors.of(floor)):
                             arrived.setdefault(record.seq, "caught up")
                 elif note.kind == PROPOSAL:
                     arrived.setdefault(note.seq, "live")
@@ -326,3 +339,62 @@ async def test_r15_nothing_written_on_a_worker_while_the_hub_heard_nothing_there
     assert sorted(arrived) == sorted([*before, *gap, *after])
     assert {arrived[n] for n in before} == {"live"}
     assert {arrived[n] for n in gap} == {"caught up"}
+
+
+async def test_r15_catch_up_across_moves_finds_what_followed_on_either_node_and_nothing_older(
+    cluster: Cluster,
+) -> None:
+    """A workspace's shard group moved while a subscriber is open: each node numbers in its own
+    range, so the floor of the node where the subscription began says nothing of another's numbers.
+    A workspace on the lower-numbered worker announces once; moved to the higher one, it is
+    subscribed to there (floors: every node's high-water mark, storage.notification.floors); it
+    announces there, moves back and announces again. Catch-up on its node finds exactly the two
+    announcements that followed the subscription: not the one from before it, which the
+    subscriber's own node's floor alone would replay, and not missing the last, which the one
+    number of the old comparison (above the higher worker's mark) would skip. Last in this
+    module: it moves shard groups."""
+    groups = {}
+    for port in cluster.workers:
+        async with on_node(cluster, port) as node:
+            groups[port] = await node.fetchval("SELECT groupid FROM pg_dist_local_group")
+    low, high = sorted(cluster.workers, key=groups.__getitem__)
+    admin = create_engine(cluster.url, pool_size=1)
+    coordinator = create_engine(app_url(cluster, cluster.coordinator), pool_size=1)
+    nodes = Nodes(coordinator, pool_size=1)
+    homes: list[Home] = []
+    try:
+        async with on_node(cluster, cluster.coordinator) as lookup:
+            for n in range(24):
+                boot = await workspace.bootstrap(admin, f"Moving {n}", f"Mover {n}")
+                if await lookup.fetchval(HOME, boot.workspace_id) == low:
+                    break
+            else:
+                raise AssertionError("24 workspaces, none on the lower-numbered worker")
+        homes.append(await furnished(cluster, Human(boot.workspace_id, boot.actor_id, boot.token, low)))
+        before = await proposed(cluster, homes[-1])
+
+        await citus.move(cluster.url, boot.workspace_id, "127.0.0.1", high)
+        homes.append(moved_to(cluster, homes[-1], high))
+        async with bound(homes[-1]) as tx:
+            floors = await notification.floors(tx, nodes)
+            own = await notification.high_water(tx)
+        assert set(floors.by_group) == {0, groups[low], groups[high]}, floors
+        after_move = await proposed(cluster, homes[-1])
+
+        await citus.move(cluster.url, boot.workspace_id, "127.0.0.1", low)
+        homes.append(moved_to(cluster, homes[-1], low))
+        back_again = await proposed(cluster, homes[-1])
+        assert before < back_again < own < after_move  # the lower range, then the higher
+
+        async with bound(homes[-1]) as tx:
+            caught = [record.seq for record in await proposal.since(tx, floors)]
+            replayed = [record.seq for record in await proposal.since(tx, Floors.of(own))]
+        assert sorted(caught) == sorted([after_move, back_again]), caught
+        assert before in replayed  # the subscriber's own node's floor alone
+        assert not back_again > own  # the one number of the old comparison
+    finally:
+        for home in homes:
+            await home.engine.dispose()
+        await nodes.dispose()
+        await coordinator.dispose()
+        await admin.dispose()

@@ -603,11 +603,11 @@ async def a_subscription_event(engine: AsyncEngine, human: Who) -> None:
     async with database.transaction(await node_engine(engine, human), read=True) as tx:
         assert await token.authenticate(tx, human.token) is not None
         await notification.channel(tx)
-        await notification.high_water(tx)
+        floors = await notification.floors(tx, None)
         for announced in (dispute.ANNOUNCED, proposal.ANNOUNCED):
             await announced.read(tx, 1)
-        await dispute.since(tx, 0)
-        await proposal.since(tx, 0)
+        await dispute.since(tx, floors)
+        await proposal.since(tx, floors)
 
 
 def fact(project: str, statement: str, **more: Any) -> dict[str, Any]:

@@ -44,10 +44,10 @@ from mneia.schema.proposal import Proposal
 from mneia.storage import dispute, failures, notification, project, proposal, token
 from mneia.storage.announced import Announcement
 from mneia.storage.database import Tx
-from mneia.storage.notification import FellBehind
+from mneia.storage.notification import FellBehind, Floors
 
 CATCH_UP_PAUSE = 0.5
-KEEP_SEEN = 4096  # numbers a subscriber remembers above its floor before it raises the floor
+KEEP_SEEN = 4096  # numbers a subscriber remembers above its floors before it raises them
 
 log = logging.getLogger("mneia.subscription")
 
@@ -120,14 +120,15 @@ _reads = _Reads()
 
 
 class _Seen:
-    """The numbers a subscriber has taken; catch-up reads above ``floor``.
+    """The numbers a subscriber has taken; catch-up reads above ``floors``.
 
-    ``floor`` starts at the high-water mark when the subscription began and
-    rises only when the set is trimmed, so catch-up covers everything since.
+    ``floors`` start at the high-water marks when the subscription began (one per node group on
+    Citus: storage.notification.Floors) and rise only when the set is trimmed, so catch-up
+    covers everything since, across a move of the workspace to another node too.
     """
 
-    def __init__(self, floor: int) -> None:
-        self.floor = floor
+    def __init__(self, floors: Floors) -> None:
+        self.floors = floors
         self._numbers: set[int] = set()
 
     def __contains__(self, seq: object) -> bool:
@@ -140,7 +141,8 @@ class _Seen:
         self._numbers.add(seq)
         if len(self._numbers) > 2 * KEEP_SEEN:
             ordered = sorted(self._numbers)
-            self.floor = max(self.floor, ordered[-KEEP_SEEN - 1])
+            for dropped in ordered[:-KEEP_SEEN]:
+                self.floors.raise_to(dropped)
             self._numbers = set(ordered[-KEEP_SEEN:])
         return True
 
@@ -150,7 +152,7 @@ async def _announced(
     kind: str,
     project_id: strawberry.ID | None,
     announcement: Announcement[R],
-    since: Callable[[Tx, int], Awaitable[list[R]]],
+    since: Callable[[Tx, Floors], Awaitable[list[R]]],
 ) -> AsyncGenerator[R, None]:
     project_key = parse_id(project_id, "projectId") if project_id is not None else None
     hub = context.hub
@@ -175,7 +177,7 @@ async def _announced(
                     "subscriptions of this token", open_now + 1, "maxSubscriptionsPerToken", open_now
                 ) from None
             # Read once the hub listens: what is numbered above this is announced, or caught up.
-            seen = _Seen(await notification.high_water(tx))
+            seen = _Seen(await notification.floors(tx, context.nodes))
 
         while True:
             try:
@@ -234,9 +236,9 @@ async def _catch_up(
     context: Context,
     hub: notification.Hub,
     seen: _Seen,
-    since: Callable[[Tx, int], Awaitable[list[R]]],
+    since: Callable[[Tx, Floors], Awaitable[list[R]]],
 ) -> AsyncGenerator[R, None]:
-    """What was raised above ``seen.floor`` and not taken yet, by number, under the subscriber's context.
+    """What was raised above ``seen.floors`` and not taken yet, by number, under the subscriber's context.
 
     While the database comes back (a restart leaves dead connections in the
     pool), it tries again for up to ``RESUME_SECONDS``; then it gives up.
@@ -247,7 +249,7 @@ async def _catch_up(
         try:
             await hub.resumed(max(remaining, 0.0))
             async with context.authenticated() as tx:
-                for record in await since(tx, seen.floor):
+                for record in await since(tx, seen.floors):
                     if seen.take(record.seq):
                         yield record
             return

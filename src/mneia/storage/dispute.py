@@ -15,6 +15,7 @@ from mneia.storage.announced import Announcement
 from mneia.storage.database import Tx, from_row, stated
 from mneia.storage.ids import new_id
 from mneia.storage.item import ItemRecord
+from mneia.storage.notification import Floors
 from mneia.storage.tables import disputes
 from mneia.vocabulary import DisputeStatus
 
@@ -69,9 +70,12 @@ ANNOUNCED = Announcement(
 )
 
 
-async def since(tx: Tx, seq: int) -> list[DisputeRecord]:
-    """The announced disputes numbered above ``seq`` that the caller can see, in number order (catch-up)."""
-    query = select(*_COLUMNS).where(stated(disputes, tx), disputes.c.seq > seq).order_by(disputes.c.seq)
+async def since(tx: Tx, floors: Floors) -> list[DisputeRecord]:
+    """The announced disputes numbered above ``floors`` that the caller can see, in number order
+    (catch-up; storage.notification.Floors)."""
+    query = (
+        select(*_COLUMNS).where(stated(disputes, tx), floors.clause(disputes.c.seq)).order_by(disputes.c.seq)
+    )
     return [from_row(DisputeRecord, row) for row in await tx.execute(query)]
 
 

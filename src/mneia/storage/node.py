@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import uuid
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.storage.citus import NODE_OF
 from mneia.storage.database import create_engine
 
 Address = tuple[str, int]
+_PRIMARIES = text(
+    "SELECT nodename, nodeport FROM pg_dist_node WHERE noderole = 'primary' AND isactive ORDER BY nodeid"
+)
 
 
 class NoNode(LookupError):
@@ -61,6 +65,13 @@ class Nodes:
         address = self._where[workspace_id] = await self._node_of(workspace_id)
         engine = self._engine_at(address)
         return None if engine is tried else engine
+
+    async def primaries(self) -> list[AsyncEngine]:
+        """The pool of every active primary node (the coordinator among them when it is
+        registered as a node), as the coordinator lists them now."""
+        async with self.coordinator.connect() as connection:
+            rows = (await connection.execute(_PRIMARIES)).all()
+        return [self._engine_at((str(row.nodename), int(row.nodeport))) for row in rows]
 
     def pools(self) -> tuple[AsyncEngine, ...]:
         """Every node's pool opened so far (the coordinator's engine is not among them)."""

@@ -29,14 +29,17 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from sqlalchemy import text
+from sqlalchemy import ColumnElement, and_, not_, or_, text, true
 from sqlalchemy.engine import make_url
 
 from mneia.storage import citus
 from mneia.storage.database import Tx
+
+if TYPE_CHECKING:
+    from mneia.storage.node import Nodes
 
 RETRY_SECONDS = 1.0
 READY_SECONDS = 10.0
@@ -65,23 +68,86 @@ async def channel(tx: Tx) -> str | None:
 
 
 async def high_water(tx: Tx) -> int:
-    """The last number handed out so far: whatever is announced from now on is numbered above it,
-    or was already being written (before the first: the sequence's start less one).
+    """The last number this transaction's node has handed out so far: whatever is announced from
+    it from now on is numbered above it, or was already being written (before the first: the
+    sequence's start less one).
 
     On Citus every node numbers from an ``announcement_seq`` of its own: the coordinator from 1,
     the worker of group g from g * 2**48 + 1, for 2**48 numbers (Citus gives each worker a
-    range of a bigint sequence of its own), so no two nodes hand out the same number, but one
-    node's numbers say nothing of another's order. That is enough: a number is only ever compared
-    with numbers of its own workspace (a subscriber's floor, ``since``), and every row of a
-    workspace is on one node and written there, as the request runs there (through the
-    coordinator the context stays behind and the shards refuse the write), so all its numbers
-    come from that node's sequence, in the order that node hands them out: what holds on one
-    server holds per workspace, provided this too runs on the workspace's node (the subscriber's
-    bound transaction does). It does not survive a shard move: the workspace's new node numbers
-    in its own range, perhaps below the numbers the old one gave; a subscription open across a
-    move may miss, on catch-up, what was written after it (docs/scale-out.md).
+    range of a bigint sequence of its own), so no two nodes hand out the same number, and a
+    number's node group is ``group_of(number)``; one node's numbers say nothing of another's
+    order. A workspace's rows are written on its node, and keep their numbers when its shard
+    group moves to another node, which then numbers what follows in its own range: a
+    subscriber's floor is therefore one per node (``Floors``).
     """
     return int((await tx.execute(_HIGH_WATER)).scalar_one())
+
+
+GROUP_BITS = 48
+"""On Citus the worker of group g numbers from g * 2**48 + 1 (the coordinator, group 0, from 1)."""
+
+
+def group_of(seq: int) -> int:
+    """The node group whose range holds the number: (g * 2**48, (g + 1) * 2**48]."""
+    return (seq - 1) >> GROUP_BITS
+
+
+@dataclass
+class Floors:
+    """What a subscriber counts as announced before it began, per numbering: each node group's
+    high-water mark when the subscription began (one group, 0, on one server). A number above its
+    group's floor came after; so does every number of a group with no floor (a node added since,
+    which numbered nothing of the workspace's before). Across a shard move the workspace's new
+    node numbers in its own range, above its own floor: catch-up finds what followed the move,
+    and nothing written on that node before the subscription began, should the workspace have
+    lived there before (``floors`` reads every node)."""
+
+    by_group: dict[int, int]
+
+    @classmethod
+    def of(cls, *marks: int) -> Floors:
+        """The floors given by high-water marks, each of its own node: a mark is the last number
+        the node handed out, or its range's start less one (g * 2**48), which is group g's too."""
+        return cls(
+            {mark >> GROUP_BITS if mark % (1 << GROUP_BITS) == 0 else group_of(mark): mark for mark in marks}
+        )
+
+    def raise_to(self, seq: int) -> None:
+        """Count ``seq``, and every number of its group below it, as announced already."""
+        group = group_of(seq)
+        self.by_group[group] = max(self.by_group.get(group, seq), seq)
+
+    def above(self, seq: int) -> bool:
+        floor = self.by_group.get(group_of(seq))
+        return floor is None or seq > floor
+
+    def clause(self, seq: ColumnElement[int]) -> ColumnElement[bool]:
+        """``above`` in SQL, over a column of numbers: comparisons the column's index serves."""
+        known = sorted(self.by_group.items())
+        if not known:
+            return true()
+        return or_(
+            *(and_(seq > floor, seq <= (group + 1) << GROUP_BITS) for group, floor in known),
+            not_(
+                or_(
+                    *(seq.between((group << GROUP_BITS) + 1, (group + 1) << GROUP_BITS) for group, _ in known)
+                )
+            ),
+        )
+
+
+async def floors(tx: Tx, nodes: Nodes | None) -> Floors:
+    """A new subscriber's floors: the high-water mark of the transaction's node (bound to the
+    subscriber's workspace, so its node) and, on Citus, of every other primary node, each read on
+    the node itself after the hub listens on every node."""
+    own = await high_water(tx)
+    if nodes is None:
+        return Floors.of(own)
+    others = []
+    for engine in await nodes.primaries():
+        async with engine.connect() as connection:
+            others.append(int((await connection.execute(_HIGH_WATER)).scalar_one()))
+    return Floors.of(*others, own)
 
 
 class FellBehind(Exception):

@@ -24,6 +24,7 @@ from mneia.storage.announced import Announcement
 from mneia.storage.database import Tx, from_row, one_of, stated
 from mneia.storage.ids import new_id
 from mneia.storage.item import NewItem
+from mneia.storage.notification import Floors
 from mneia.storage.tables import proposals
 from mneia.vocabulary import ItemKind, ProposalKind, ProposalStatus, Scope
 
@@ -130,9 +131,14 @@ ANNOUNCED = Announcement(
 )
 
 
-async def since(tx: Tx, seq: int) -> list[ProposalRecord]:
-    """The announced proposals numbered above ``seq`` that the caller can see, in number order (catch-up)."""
-    query = select(*_COLUMNS).where(stated(proposals, tx), proposals.c.seq > seq).order_by(proposals.c.seq)
+async def since(tx: Tx, floors: Floors) -> list[ProposalRecord]:
+    """The announced proposals numbered above ``floors`` that the caller can see, in number order
+    (catch-up; storage.notification.Floors)."""
+    query = (
+        select(*_COLUMNS)
+        .where(stated(proposals, tx), floors.clause(proposals.c.seq))
+        .order_by(proposals.c.seq)
+    )
     return [from_row(ProposalRecord, row) for row in await tx.execute(query)]
 
 
