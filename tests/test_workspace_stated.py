@@ -41,10 +41,12 @@ workspace, by its digest alone.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +55,7 @@ import asyncpg
 import httpx
 import pytest
 from sqlalchemy import and_, event, select, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.app import create_app
@@ -61,6 +64,7 @@ from mneia.storage import database, dispute, notification, proposal, token
 from mneia.storage.tables import item_states, items
 from tests.citus import ON_CLUSTER
 from tests.graphql import Api, Who
+from tests.live import PATIENCE
 from tests.support import node_engine, sent
 
 TENANT_TABLES = text(
@@ -854,6 +858,87 @@ async def test_r1_on_citus_no_statement_of_the_request_path_fans_out(api: Api, e
         found[name] = (await fan_outs(api.admin_engine, [(driven.sql, tuple(driven.arguments({})))]))[2]
     assert found["stated"] == [] and len(found["unstated"]) == 1, found
     assert "tasks [32]" in found["unstated"][0], found
+
+
+MULTI_SHARD = (
+    "SELECT query_execution_multi_shard, query_execution_single_shard FROM citus_stat_counters"
+    " WHERE name = current_database()"
+)
+
+
+@asynccontextmanager
+async def counted(admin_engine: AsyncEngine) -> AsyncIterator[dict[str, tuple[int, int]]]:
+    """Citus's executor counters on every node of the cluster (``citus.enable_stat_counters``, on
+    for the run, off after): the multi-shard and single-shard executions each node ran for this
+    database while the block ran, by node, filled in when the block ends."""
+    async with admin_engine.connect() as connection:
+        rows = (
+            await connection.execute(text("SELECT nodename, nodeport FROM pg_dist_node ORDER BY nodeid"))
+        ).all()
+    url = admin_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    nodes = {f"{host}:{port}": make_url(url).set(host=host, port=port) for host, port in rows}
+    connections = {}
+    for name, node_url in nodes.items():
+        connections[name] = await asyncpg.connect(node_url.render_as_string(hide_password=False))
+    found: dict[str, tuple[int, int]] = {}
+    try:
+        for connection in connections.values():
+            await connection.execute("ALTER SYSTEM SET citus.enable_stat_counters = on")
+            await connection.execute("SELECT pg_reload_conf()")
+        for connection in connections.values():
+            async with asyncio.timeout(PATIENCE):
+                while await connection.fetchval("SHOW citus.enable_stat_counters") != "on":  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+        before = {name: tuple(await c.fetchrow(MULTI_SHARD) or (0, 0)) for name, c in connections.items()}
+        yield found
+        for name, connection in connections.items():
+            after = tuple(await connection.fetchrow(MULTI_SHARD) or (0, 0))
+            found[name] = (after[0] - before[name][0], after[1] - before[name][1])
+    finally:
+        for connection in connections.values():
+            await connection.execute("ALTER SYSTEM RESET citus.enable_stat_counters")
+            await connection.execute("SELECT pg_reload_conf()")
+            await connection.close()
+
+
+@pytest.mark.skipif(
+    not ON_CLUSTER,
+    reason="reads a Citus cluster's executor counters: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)",
+)
+async def test_r1_on_citus_nothing_the_request_path_runs_reaches_several_shards_its_functions_included(
+    api: Api, engine: AsyncEngine
+) -> None:
+    """R1, issue 25: what the statements' plans cannot show, the statements the database's own
+    functions and triggers run on the workers (authentication, the guards, the events, the
+    counters), counted by Citus's executor on every node: the representative run executes over
+    several shards only what reads a person's actors in every workspace (ACROSS_WORKSPACES): its
+    one ``myMemberships``, counted alone as well. The control: one read without its workspace, on a
+    worker, is counted as one."""
+    _, human = await api.bootstrap()
+    async with counted(api.admin_engine) as across:
+        await api.run(human.token, "{ myMemberships { workspace { name } actor { name } } }")
+    assert sum(multi for multi, _ in across.values()) >= 1, across
+    async with counted(api.admin_engine) as ran:
+        await representative_run(api, engine, human)
+    assert sum(single for _, single in ran.values()) > 200, ran  # the run's statements were counted
+    assert sum(multi for multi, _ in ran.values()) == sum(multi for multi, _ in across.values()), (
+        ran,
+        across,
+    )
+    async with api.admin_engine.connect() as connection:
+        worker = (
+            await connection.execute(
+                text("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 LIMIT 1")
+            )
+        ).one()
+    at = api.admin_engine.url.set(drivername="postgresql", host=worker[0], port=worker[1])
+    async with counted(api.admin_engine) as control:
+        unstated = await asyncpg.connect(at.render_as_string(hide_password=False))
+        try:
+            await unstated.fetchval("SELECT count(*) FROM items")
+        finally:
+            await unstated.close()
+    assert sum(multi for multi, _ in control.values()) == 1, control
 
 
 def test_r1_the_checker_reads_a_policy_or_a_parameterised_join_and_a_generic_plan() -> None:
