@@ -34,7 +34,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
-from mneia.config import app_url
+from mneia.config import OIDC_ON_CITUS, app_url
 from mneia.storage import citus, node
 from mneia.storage.database import create_engine
 from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, output, scratch_directory
@@ -263,7 +263,13 @@ def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
     logs = scratch / "serve"
     logs.mkdir(exist_ok=True)
     asked = {"query": "{ me { id } }"}
-    with serving([], cli_env(scratch, DATABASE_URL=served.cluster.url), logs) as (_, base):
+    oidc = {
+        "MNEIA_OIDC_ISSUER": "https://idp.example",
+        "MNEIA_OIDC_CLIENT_ID": "mneia",
+        "MNEIA_OIDC_CLIENT_SECRET": "s3cret",
+        "MNEIA_PUBLIC_URL": "https://mneia.example",
+    }
+    with serving([], cli_env(scratch, DATABASE_URL=served.cluster.url, **oidc), logs) as (_, base):
         answers = [
             httpx.post(
                 f"{base}/graphql",
@@ -274,6 +280,12 @@ def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
             for w in (worlds.one, worlds.other)
         ]
         ready = httpx.get(f"{base}/readyz", timeout=60)
+        # OpenID sign-in is off on Citus, said at start: no route, no button, not an internal error.
+        login = httpx.get(f"{base}/auth/login", timeout=60)
+        page = httpx.get(f"{base}/inbox", timeout=60, follow_redirects=True)
+    assert login.status_code == 404, login.text
+    assert page.status_code == 200 and "/auth/login" not in page.text, page.text
+    assert OIDC_ON_CITUS in (logs / "serve.err").read_text()
     # Through the coordinator alone these tokens would bind nobody (tests/test_citus_migrate.py).
     assert [a.get("data") for a in answers] == [
         {"me": {"id": w.human.id}} for w in (worlds.one, worlds.other)

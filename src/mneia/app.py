@@ -172,6 +172,9 @@ def create_app(
     tenant table runs on the coordinator (the probes: the revision is there only). None on one
     server: one engine, nothing added."""
     settings = settings or Settings.from_env()
+    # Off on Citus (the CLI warns, OIDC_ON_CITUS): sign-in reads across workspaces, which there
+    # is neither allowed nor served yet (docs/scale-out.md, What is left).
+    signing_in = settings.oidc if nodes is None else None
     hub = Hub(
         engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
     )
@@ -203,12 +206,12 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(settings.oidc, engine, settings.region, regions, settings.directory_url),
+            *oidc.routes(signing_in, engine, settings.region, regions, settings.directory_url),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],
         lifespan=lifespan,
     )
     # The inbox's sign-in page offers the provider's sign-in when there is one (docs/identity.md).
-    app.state.oidc_issuer = settings.oidc.issuer if settings.oidc else None
+    app.state.oidc_issuer = signing_in.issuer if signing_in else None
     return app
