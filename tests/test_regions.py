@@ -37,8 +37,10 @@ from mneia import config
 from mneia.config import APP_ROLE, Oidc, app_url
 from mneia.http.region import Regions, serving
 from mneia.inbox import cookie
+from mneia.inbox.oidc import directory_key
 from mneia.storage import directory, migration, token, workspace
 from mneia.storage.database import lone_engine
+from mneia.storage.directory import Directory
 from mneia.storage.embedded import EmbeddedServer
 from mneia.storage.workspace import Bootstrap
 from tests import live
@@ -466,16 +468,22 @@ DIRECTORY_DUMP = (
     "SELECT coalesce(string_agg(row, ' '), '') FROM (SELECT t::text AS row FROM directory_workspaces t"
     " UNION ALL SELECT t::text FROM directory_regions t UNION ALL SELECT t::text FROM directory_people t"
     " UNION ALL SELECT t::text FROM directory_identities t"
+    " UNION ALL SELECT t::text FROM directory_invitations t"
     " UNION ALL SELECT t::text FROM directory_memberships t) rows"
 )
+
+
+def oidc_of(idp: Provider, at: str) -> Oidc:
+    """Sign-in with ``idp`` for a server reached ``at`` its address: every region's server shares
+    the client (and its secret)."""
+    return Oidc(issuer=idp.url, client_id=CLIENT_ID, client_secret="s3cret", public_url=at)
 
 
 def alone(two: Two, idp: Provider, name: str, at: str, directory_url: str | None = None) -> Regions:
     """Region ``name``'s server alone, as ``mneia serve --region NAME`` with the directory
     (``directory_url``, else the test's), reached by browsers ``at`` its own address."""
-    oidc = Oidc(issuer=idp.url, client_id=CLIENT_ID, client_secret="s3cret", public_url=at)
     settings = dataclasses.replace(
-        config.Settings.from_env(), oidc=oidc, directory_url=directory_url or two.directory_url
+        config.Settings.from_env(), oidc=oidc_of(idp, at), directory_url=directory_url or two.directory_url
     )
     return serving([(name, getattr(two, name).app_url)], default=name, settings=settings)
 
@@ -494,11 +502,13 @@ async def test_regions_openid_sign_in_at_one_regions_server_finds_the_others_thr
     two: Two,
 ) -> None:
     """Two servers, one region each (``mneia serve --region``), sharing the directory. A person
-    invited in us signs in at us's server; signing in at eu's, where nobody invited them, they are
-    offered a link to sign in at us's address, and nothing is written in eu. Invited in eu too,
-    they pick eu's workspace with us's link beside it. The directory holds no subject, email or
-    name of theirs. With the directory unreachable, eu's server still signs people in and says
-    what it could not list."""
+    invited in us, who has never signed in, signs in at eu's server, where nobody invited them:
+    the invitation, recorded in the directory by us's server, sends them to us's address, and
+    nothing is written in eu. Signed in at us, the invitation is accepted and leaves the
+    directory, the membership is recorded there, and eu's server still sends them on. Invited in
+    eu too, they pick eu's workspace with us's link beside it. The directory holds no subject,
+    email or name of theirs. With the directory unreachable, eu's server still signs people in
+    and says what it could not list."""
     with provider() as idp:
         async with (
             browsing(alone(two, idp, "us", US_AT), US_AT) as at_us,
@@ -506,17 +516,28 @@ async def test_regions_openid_sign_in_at_one_regions_server_finds_the_others_thr
         ):
             subject, email = person(idp, "kim")
             await data(at_us, two.made["us"].token, INVITE, e=email)
+            digest = Directory(two.directory_url, directory_key(oidc_of(idp, US_AT)), "us", US_AT).email(
+                email
+            )
+            waiting = "SELECT count(*) FROM directory_invitations WHERE email = :email"
+            assert await _directory(two, waiting, email=digest) == 1
+
+            unknown = "SELECT count(*) FROM identities WHERE subject = :subject"
+
+            async def sent_to_us() -> None:
+                sent = await sign_in(at_eu, subject)
+                assert sent.status_code == 200, sent.text
+                assert f'href="{US_AT}/auth/login"' in sent.text, sent.text
+                assert "1 workspace" in sent.text and "us-ws" not in sent.text, sent.text
+                assert cookie.SESSION not in set_cookies(sent)
+                assert await two.eu.count(unknown, subject=subject) == 0
+
+            await sent_to_us()  # invited only
             signed = await sign_in(at_us, subject)
             assert signed.status_code == 200, signed.text
             assert token.region_of(session_token(signed)) == "us"
-
-            sent = await sign_in(at_eu, subject)
-            assert sent.status_code == 200, sent.text
-            assert f'href="{US_AT}/auth/login"' in sent.text, sent.text
-            assert "1 workspace" in sent.text and "us-ws" not in sent.text, sent.text
-            assert cookie.SESSION not in set_cookies(sent)
-            unknown = "SELECT count(*) FROM identities WHERE subject = :subject"
-            assert await two.eu.count(unknown, subject=subject) == 0
+            assert await _directory(two, waiting, email=digest) == 0
+            await sent_to_us()  # a member now
 
             await data(at_eu, two.made["eu"].token, INVITE, e=email)
             picking = await sign_in(at_eu, subject)
@@ -540,3 +561,7 @@ async def test_regions_openid_sign_in_at_one_regions_server_finds_the_others_thr
             kept = await sign_in(cut, subject)  # eu's one workspace: signed in, as without a directory
             assert kept.status_code == 200, kept.text
             assert token.region_of(session_token(kept)) == "eu"
+            # An invitation is created all the same, and found at its own region's sign-in.
+            late = (await data(cut, two.made["eu"].token, INVITE, e="late@example.com"))["createInvitation"]
+            held = "SELECT count(*) FROM invitations WHERE id = CAST(:id AS uuid)"
+            assert await two.eu.count(held, id=late["id"]) == 1

@@ -41,6 +41,7 @@ from mneia.inbox import oidc
 from mneia.mcp.http import Endpoint
 from mneia.resolvers.request.context import Context, bearer_token
 from mneia.resolvers.root import MneiaSchema, build_schema
+from mneia.storage.directory import Directory
 from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
@@ -60,7 +61,14 @@ WEBSOCKET_HOLDER = "mneia.websocket_holder"
 
 
 class MneiaGraphQL(GraphQLOverHTTP):
-    def __init__(self, engine: AsyncEngine, hub: Hub, settings: Settings, nodes: Nodes | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        hub: Hub,
+        settings: Settings,
+        nodes: Nodes | None = None,
+        directory: Directory | None = None,
+    ) -> None:
         super().__init__(
             build_schema(),
             graphql_ide="graphiql",
@@ -72,6 +80,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
         self.engine = engine
         self.hub = hub
         self.nodes = nodes
+        self.directory = directory
         self.max_websockets_per_token = settings.max_websockets_per_token
         self.websockets: collections.Counter[str] = collections.Counter()
         """Open websocket connections by token digest, in this process."""
@@ -103,6 +112,7 @@ class MneiaGraphQL(GraphQLOverHTTP):
             bearer=bearer_token(request.headers.get("authorization")),
             hub=self.hub,
             nodes=self.nodes,
+            directory=self.directory,
             request=request,
             response=response,
         )
@@ -175,10 +185,17 @@ def create_app(
     # Off on Citus (the CLI warns, OIDC_ON_CITUS): sign-in reads across workspaces, which there
     # is neither allowed nor served yet (docs/scale-out.md, What is left).
     signing_in = settings.oidc if nodes is None else None
+    directory = (
+        Directory(
+            settings.directory_url, oidc.directory_key(signing_in), settings.region, signing_in.public_url
+        )
+        if signing_in is not None and settings.directory_url
+        else None
+    )
     hub = Hub(
         engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
     )
-    graphql = MneiaGraphQL(engine, hub, settings, nodes)
+    graphql = MneiaGraphQL(engine, hub, settings, nodes, directory)
     probes = Probes(engine)
     mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir, nodes)
 
@@ -206,7 +223,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(signing_in, engine, settings.region, regions, settings.directory_url),
+            *oidc.routes(signing_in, engine, settings.region, regions, directory),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

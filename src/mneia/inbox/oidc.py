@@ -29,8 +29,10 @@ With the regions' directory (``MNEIA_DIRECTORY_URL``, storage.directory), a
 server also finds the person's workspaces in the regions it does not serve,
 each served by servers of its own (``mneia serve --region``): it records what
 it found in its own regions (the person by a keyed digest of issuer and
-subject, ``person``), and offers a link to sign in at each other region where
-the person has workspaces, at the address that region's servers recorded. The
+subject, storage.directory), and offers a link to sign in at each other region where
+the person has workspaces or an open invitation of their verified email
+(recorded by the server that created it), at the address that region's
+servers recorded. The
 person signs in there again, with the same provider; names of workspaces in
 another region are never shown, as the directory holds none. A directory that
 cannot be reached leaves those regions out, and the page says so.
@@ -133,14 +135,13 @@ def _page(status: int = 200, **values: Any) -> Response:
     return html("oidc.html", status, **values)
 
 
-def person(settings: Oidc, issuer: str, subject: str) -> bytes:
-    """A person as the regions' directory knows them: HMAC-SHA-256 of issuer and subject, keyed by
-    the client's secret, which every region's servers share (one provider client) and the
-    directory's database does not hold, so that its rows name nobody to whoever reads them alone.
-    A new client secret makes new digests: each person is found again once they have signed in at
-    each region with it."""
-    key = hmac.new(settings.client_secret.encode(), b"mneia directory person v1", hashlib.sha256).digest()
-    return hmac.new(key, f"{issuer}\0{subject}".encode(), hashlib.sha256).digest()
+def directory_key(settings: Oidc) -> bytes:
+    """The key of the regions' directory's digests (storage.directory.Directory): derived from the
+    client's secret, which every region's servers share (one provider client) and the directory's
+    database does not hold. A new client secret makes new digests: each person is found again once
+    they have signed in at each region with it, and open invitations of before are not found from
+    other regions."""
+    return hmac.new(settings.client_secret.encode(), b"mneia directory v1", hashlib.sha256).digest()
 
 
 class SignIn:
@@ -150,12 +151,12 @@ class SignIn:
         engine: AsyncEngine,
         region: str = DEFAULT_REGION,
         regions: Mapping[str, AsyncEngine] | None = None,
-        directory_url: str | None = None,
+        directory: Directory | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.region = region
-        self.directory = Directory(directory_url) if directory_url else None
+        self.directory = directory
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
@@ -195,8 +196,9 @@ class SignIn:
         if not claims:
             return _page(401, problem="The provider sent no ID token; sign in again.")
         issuer, subject = str(claims["iss"]), str(claims["sub"])
-        found, away = await self._memberships(issuer, subject, _verified_email(claims), _name(claims))
-        elsewhere, unlisted = await self._elsewhere(issuer, subject, found, away)
+        verified = _verified_email(claims)
+        found, away = await self._memberships(issuer, subject, verified, _name(claims))
+        elsewhere, unlisted = await self._elsewhere(issuer, subject, verified, found, away)
         if not found:
             if elsewhere:
                 return _page(elsewhere=elsewhere, away=_away(away) if away else None)
@@ -226,11 +228,17 @@ class SignIn:
         )
 
     async def _elsewhere(
-        self, issuer: str, subject: str, found: Mapping[str, list[identity.MembershipRecord]], away: list[str]
+        self,
+        issuer: str,
+        subject: str,
+        verified_email: str | None,
+        found: Mapping[str, list[identity.MembershipRecord]],
+        away: list[str],
     ) -> tuple[list[Elsewhere], str | None]:
         """Through the directory, if there is one: record the person's memberships in the regions
-        served here that answered, and find their workspaces in the regions not served here; with
-        what the page says when the directory could not be reached."""
+        served here that answered, and find their workspaces and the open invitations of their
+        verified email in the regions not served here; with what the page says when the directory
+        could not be reached."""
         if self.directory is None:
             return [], None
         answered = {
@@ -239,8 +247,7 @@ class SignIn:
             if region not in away
         }
         try:
-            digest = person(self.settings, issuer, subject)
-            return await self.directory.seen(digest, self.settings.public_url, answered, self.regions), None
+            return await self.directory.seen(issuer, subject, verified_email, answered, self.regions), None
         except Exception as error:
             if not failures.unavailable(error):
                 raise
@@ -324,15 +331,15 @@ def routes(
     engine: AsyncEngine,
     region: str = DEFAULT_REGION,
     regions: Mapping[str, AsyncEngine] | None = None,
-    directory_url: str | None = None,
+    directory: Directory | None = None,
 ) -> list[BaseRoute]:
     """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
     ``region``: the server's; ``regions``: every region this process serves, by name, where the
-    person is looked for too (http.region.serving); ``directory_url``: the regions' directory,
+    person is looked for too (http.region.serving); ``directory``: the regions' directory,
     through which the person's workspaces in other regions are found."""
     if settings is None:
         return []
-    sign_in = SignIn(settings, engine, region, regions, directory_url)
+    sign_in = SignIn(settings, engine, region, regions, directory)
     return [
         Mount(
             PATH,

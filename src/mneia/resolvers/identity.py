@@ -10,11 +10,14 @@ humans' (``createInvitation`` is human only; an agent lists none).
 
 from __future__ import annotations
 
+import logging
 import re
-from datetime import timedelta
+import uuid
+from datetime import datetime, timedelta
 from typing import Annotated
 
 import strawberry
+from sqlalchemy.exc import SQLAlchemyError
 
 from mneia.errors import BadInput
 from mneia.resolvers.request.context import Info
@@ -24,7 +27,10 @@ from mneia.schema.invitation import Invitation
 from mneia.schema.membership import Membership
 from mneia.schema.scalars import Duration
 from mneia.storage import identity, invitation, workspace
+from mneia.storage.directory import Directory
 from mneia.storage.workspace import WorkspaceRecord
+
+log = logging.getLogger("mneia.identity")
 
 INVITATION_LIFETIME = timedelta(days=7)
 """How long an invitation stays open when no expiresIn is given."""
@@ -75,8 +81,24 @@ async def create_invitation(
         raise BadInput("expiresIn", "must be more than nothing and at most 30 days (P30D)")
     context = info.context
     me = context.actor
-    record = await invitation.create(context.tx, me.workspace_id, _email(email), me.id, lifetime)
+    address = _email(email)
+    record = await invitation.create(context.tx, me.workspace_id, address, me.id, lifetime)
+    if context.directory is not None:
+        await _announced(context.directory, address, me.workspace_id, record.expires_at)
     return Invitation.of(record)
+
+
+async def _announced(
+    directory: Directory, address: str, workspace_id: uuid.UUID, expires_at: datetime
+) -> None:
+    """The invitation recorded in the regions' directory, so that the person signing in at another
+    region's server is sent here (inbox.oidc). Before this transaction commits: should it then
+    fail, the directory sends the person to a sign-in that finds nothing. A directory that fails
+    costs the invitation nothing but that: said in the log."""
+    try:
+        await directory.invited(address, workspace_id, expires_at)
+    except (OSError, SQLAlchemyError) as error:
+        log.warning("the invitation could not be recorded in the regions' directory: %s", error)
 
 
 async def list_invitations(info: Info) -> list[Invitation]:

@@ -18,9 +18,12 @@ transaction; running it again does nothing.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.resources import files
 
 from sqlalchemy import text
@@ -29,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from mneia import config
 from mneia.storage.database import lone_engine
 
-VERSION = 2
+VERSION = 3
 """The directory's schema version: the number of steps in storage/sql/directory.sql."""
 _LOCK = 0x6D6E6469  # "mndi": one migration of the directory at a time
 
@@ -108,8 +111,8 @@ async def region_of(url: str, workspace_id: uuid.UUID) -> str | None:
 
 @dataclass(frozen=True)
 class Elsewhere:
-    """A region the server does not serve where a person has workspaces, and where to sign in to it
-    (None: no server of that region has recorded its address yet)."""
+    """A region the server does not serve where a person has workspaces or open invitations, and
+    where to sign in to it (None: no server of that region has recorded its address yet)."""
 
     region: str
     sign_in_url: str | None
@@ -134,45 +137,85 @@ _BELONGS = text(
     "INSERT INTO directory_people (person, workspace_id) SELECT :person, unnest(CAST(:ids AS uuid[]))"
     " ON CONFLICT DO NOTHING"
 )
+_JOINED = text(
+    "DELETE FROM directory_invitations WHERE email = :email AND workspace_id = ANY (CAST(:ids AS uuid[]))"
+)
+_INVITED = text(
+    "INSERT INTO directory_invitations (email, workspace_id, expires_at) VALUES (:email, :id, :expires)"
+    " ON CONFLICT (email, workspace_id)"
+    " DO UPDATE SET expires_at = greatest(directory_invitations.expires_at, EXCLUDED.expires_at)"
+)
 _ELSEWHERE = text(
     "SELECT w.region, r.sign_in_url, count(*) AS workspaces"
-    " FROM directory_people p JOIN directory_workspaces w ON w.id = p.workspace_id"
-    " LEFT JOIN directory_regions r ON r.name = w.region"
-    " WHERE p.person = :person AND NOT w.region = ANY (CAST(:served AS text[]))"
+    " FROM directory_workspaces w LEFT JOIN directory_regions r ON r.name = w.region"
+    " WHERE NOT w.region = ANY (CAST(:served AS text[]))"
+    " AND (w.id IN (SELECT p.workspace_id FROM directory_people p WHERE p.person = :person)"
+    " OR w.id IN (SELECT i.workspace_id FROM directory_invitations i"
+    " WHERE i.email = :email AND i.expires_at > now()))"
     " GROUP BY w.region, r.sign_in_url ORDER BY w.region"
 )
 
 
 class Directory:
-    """The directory as a server's OpenID sign-in uses it (``MNEIA_DIRECTORY_URL``).
+    """The directory as a region's server uses it (``MNEIA_DIRECTORY_URL``, with OpenID sign-in).
 
-    A person is known here by ``person``, a digest the caller makes of the provider's issuer and
-    subject (inbox.oidc). Each sign-in a server finishes records what it found in the regions it
-    serves (``seen``), then asks for the rest (``elsewhere``): so the directory knows a person's
-    workspaces of a region once they have signed in at that region, and forgets one when a
-    sign-in there no longer finds it. It keeps no connection between sign-ins, which are rare."""
+    A person is known here by a keyed digest of the provider's issuer and subject, and an
+    invitation by a keyed digest of its email (HMAC-SHA-256 under ``key``, which the servers of
+    every region share and the directory's database does not hold, so that its rows name nobody
+    to whoever reads them alone). ``invited`` records each invitation the server creates; each
+    sign-in the server finishes records what it found in the regions it serves, then asks for
+    the rest (``seen``): so the directory knows a person's workspaces of a region once they have
+    signed in there, and forgets one when a sign-in there no longer finds it. ``region`` and
+    ``sign_in_url``: the server's own, recorded with what it writes. It keeps no connection
+    between calls, which are rare."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, key: bytes, region: str, sign_in_url: str) -> None:
         self.engine = lone_engine(url)
+        self.key = key
+        self.region = region
+        self.sign_in_url = sign_in_url
+
+    def person(self, issuer: str, subject: str) -> bytes:
+        return hmac.new(self.key, b"person\0" + f"{issuer}\0{subject}".encode(), hashlib.sha256).digest()
+
+    def email(self, address: str) -> bytes:
+        return hmac.new(self.key, b"email\0" + address.strip().lower().encode(), hashlib.sha256).digest()
+
+    async def invited(self, address: str, workspace_id: uuid.UUID, expires_at: datetime) -> None:
+        """Record an open invitation of this server's region, until it expires."""
+        async with self.engine.begin() as connection:
+            await connection.execute(_SIGN_IN_AT, {"region": self.region, "url": self.sign_in_url})
+            await connection.execute(_WORKSPACES, {"ids": [str(workspace_id)], "region": self.region})
+            await connection.execute(
+                _INVITED, {"email": self.email(address), "id": workspace_id, "expires": expires_at}
+            )
 
     async def seen(
         self,
-        person: bytes,
-        sign_in_url: str,
+        issuer: str,
+        subject: str,
+        verified_email: str | None,
         memberships: Mapping[str, Sequence[uuid.UUID]],
         served: Iterable[str],
     ) -> list[Elsewhere]:
-        """Record that ``person`` is a member of exactly these workspaces of each region named (the
-        regions served here that answered, each reached at ``sign_in_url``), in one transaction;
-        then the person's workspaces in the regions not ``served`` here, by region."""
+        """Record that the person is a member of exactly these workspaces of each region named (the
+        regions served here that answered, each reached at this server's address), and no longer
+        invited to them, in one transaction; then, by region, the person's workspaces and the open
+        invitations of ``verified_email`` in the regions not ``served`` here."""
+        person = self.person(issuer, subject)
+        email = self.email(verified_email) if verified_email else None
         async with self.engine.begin() as connection:
             for region, workspace_ids in memberships.items():
                 ids = [str(each) for each in workspace_ids]
-                await connection.execute(_SIGN_IN_AT, {"region": region, "url": sign_in_url})
+                await connection.execute(_SIGN_IN_AT, {"region": region, "url": self.sign_in_url})
                 await connection.execute(_WORKSPACES, {"ids": ids, "region": region})
                 await connection.execute(_LEFT, {"person": person, "region": region, "ids": ids})
                 await connection.execute(_BELONGS, {"person": person, "ids": ids})
-            found = await connection.execute(_ELSEWHERE, {"person": person, "served": list(served)})
+                if email is not None:
+                    await connection.execute(_JOINED, {"email": email, "ids": ids})
+            found = await connection.execute(
+                _ELSEWHERE, {"person": person, "email": email, "served": list(served)}
+            )
             return [
                 Elsewhere(region, url if url and config.is_url(url) else None, count)
                 for region, url, count in found

@@ -31,6 +31,7 @@ from mneia.resolvers.reading import Loaders, View
 from mneia.storage import database, token
 from mneia.storage.actor import ActorRecord
 from mneia.storage.database import Tx, transaction
+from mneia.storage.directory import Directory
 from mneia.storage.node import Nodes
 from mneia.storage.notification import Hub
 
@@ -66,6 +67,8 @@ class Context:
     hub: Hub | None = None
     nodes: Nodes | None = None
     """On a Citus cluster, where each workspace lives (``engine`` is then the coordinator's)."""
+    directory: Directory | None = None
+    """The regions' directory, where an invitation is recorded for other regions' sign-ins."""
     request: Any = None
     response: Any = None
     connection_params: dict[str, Any] | None = None

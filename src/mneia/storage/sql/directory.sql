@@ -50,3 +50,17 @@ CREATE TABLE directory_people (
   PRIMARY KEY (person, workspace_id)
 );
 CREATE INDEX directory_people_workspace ON directory_people (workspace_id);
+
+-- Version 3.
+-- An open invitation, by a keyed digest of the invited email (keyed as directory_people's
+-- person, the key not here), so that a person invited in one region and signing in at another
+-- region's server is sent there. Written by the server that created the invitation, just after
+-- it; deleted once a sign-in at the workspace's region finds the person a member; ignored once
+-- expired.
+CREATE TABLE directory_invitations (
+  email bytea NOT NULL CONSTRAINT directory_invitations_digest CHECK (octet_length(email) = 32),
+  workspace_id uuid NOT NULL REFERENCES directory_workspaces (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (email, workspace_id)
+);
+CREATE INDEX directory_invitations_workspace ON directory_invitations (workspace_id);
