@@ -553,6 +553,13 @@ async def test_regions_openid_sign_in_at_one_regions_server_finds_the_others_thr
             for said in (subject, email, "Kim", idp.url):
                 assert said not in dump
 
+        # A directory this server's `mneia migrate` did not create (here: eu's own database, which
+        # has no directory tables): the same as an unreachable one, never a failed sign-in.
+        async with browsing(alone(two, idp, "eu", EU_AT, directory_url=two.eu.admin_url), EU_AT) as wrong:
+            kept = await sign_in(wrong, subject)
+            assert kept.status_code == 200, kept.text
+            assert token.region_of(session_token(kept)) == "eu"
+
         stranger, _ = person(idp, "lou")
         async with browsing(alone(two, idp, "eu", EU_AT, directory_url=UNREACHABLE), EU_AT) as cut:
             refused = await sign_in(cut, stranger)

@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import uuid
 from collections.abc import Mapping
@@ -58,7 +59,7 @@ from typing import Any
 import httpx
 from authlib.integrations.starlette_client import OAuth, OAuthError
 from joserfc.errors import JoseError
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -72,6 +73,8 @@ from mneia.inbox.page import Refused, form_of, html
 from mneia.storage import failures, identity
 from mneia.storage.database import transaction
 from mneia.storage.directory import Directory, Elsewhere
+
+log = logging.getLogger("mneia.oidc")
 
 PATH = "/auth"
 COOKIE = "mneia_auth"
@@ -249,8 +252,11 @@ class SignIn:
         try:
             return await self.directory.seen(issuer, subject, verified_email, answered, self.regions), None
         except Exception as error:
-            if not failures.unavailable(error):
+            # Never a failed sign-in for the directory's sake: away, or not what this server expects
+            # (a directory `mneia migrate` has not upgraded), its regions are not listed.
+            if not (failures.unavailable(error) or isinstance(error, (OSError, SQLAlchemyError))):
                 raise
+            log.warning("the regions' directory could not be read at a sign-in: %s", error)
             return [], UNLISTED
 
     async def _memberships(
