@@ -21,7 +21,9 @@ Opt-in (``MNEIA_CITUS=1``), as every Citus module (tests/citus.py).
 
 from __future__ import annotations
 
+import asyncio
 import re
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -39,7 +41,7 @@ from mneia.storage import citus, node
 from mneia.storage.database import create_engine
 from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, output, scratch_directory
 from tests.graphql import Api, World
-from tests.live import cli_env, serving
+from tests.live import CLI, cli_env, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
 
 pytestmark = [pytest.mark.slow, ASKED]
@@ -359,7 +361,7 @@ async def test_a_worker_really_added_serves_a_workspace_moved_to_it_after_mneia_
     table, nor the reference tables' rows: moving a workspace there is refused. ``mneia migrate``
     copies the reference tables and writes what lacks; the workspace moved there is then served
     from it (read, written, its human's confirmation), and the other workspaces as before.
-    Last in this module: the cluster has three workers after it."""
+    The cluster has three workers after it (the test below rebalances onto the third)."""
     added = ADDED.fullmatch(output("add-worker", state=scratch / "cluster").strip())
     assert added, "add-worker printed no WORKER"
     port = int(added.group(1))
@@ -392,3 +394,45 @@ async def test_a_worker_really_added_serves_a_workspace_moved_to_it_after_mneia_
     assert await served.home(other.workspace_id) != port
     assert (await served.api.run(other.human.token, "{ me { id } }"))["me"]["id"] == other.human.id
     assert (await served.api.run(other.human.token, ITEM, i=done["item"]["id"]))["item"] is None
+
+
+ROWS = (
+    "SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM item_events),"
+    " (SELECT count(*) FROM projects), (SELECT count(*) FROM actors),"
+    " (SELECT count(*) FROM item_counts), (SELECT count(*) FROM api_tokens)"
+)
+ITEM_SHARDS_ON = "SELECT count(*) FROM citus_shards WHERE table_name = 'items'::regclass AND nodeport = $1"
+
+
+async def test_mneia_admin_rebalance_spreads_the_shards_onto_the_added_worker_keeping_every_row(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    """After the worker added above (and ``mneia migrate``), ``mneia admin rebalance`` runs
+    Citus's rebalancer, which alone never finishes on these tables (storage.citus.rebalance): the
+    added worker then holds its share of the shard groups, every row of every table is still
+    there (counted as the administrator, whom row-level security does not hold back), and the
+    workspaces are served wherever they went."""
+    admin = await served.cluster.connect(served.cluster.coordinator)
+    try:
+        added = await admin.fetchval("SELECT nodeport FROM pg_dist_node ORDER BY groupid DESC LIMIT 1")
+        before = tuple(await admin.fetchrow(ROWS))
+        held = await admin.fetchval(ITEM_SHARDS_ON, added)
+        env = cli_env(scratch, DATABASE_URL=served.cluster.url)
+        result = await asyncio.to_thread(
+            subprocess.run, [*CLI, "admin", "rebalance"], env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, result.stderr
+        assert re.fullmatch(
+            r"mneia: the rebalancer moved \d+ shards?; every worker holds its share\n", result.stdout
+        )
+        assert tuple(await admin.fetchrow(ROWS)) == before
+        assert await admin.fetchval(ITEM_SHARDS_ON, added) > held
+        assert (
+            await admin.fetchval("SELECT rolbypassrls FROM pg_roles WHERE rolname = 'mneia_owner'") is False
+        )
+    finally:
+        await admin.close()
+    for world in (worlds.one, worlds.other):
+        assert (await served.api.run(world.human.token, "{ me { id } }"))["me"]["id"] == world.human.id
+    done = await work(served.api, worlds.other, "Refunds go to the original card")
+    assert done["read"]["authority"] == "HUMAN_CONFIRMED"

@@ -603,6 +603,17 @@ def run_rotate_seal_key(args: argparse.Namespace) -> None:
     print("mneia: a new sealing key is in use; requests in flight under the old one were refused")
 
 
+def run_rebalance(args: argparse.Namespace) -> None:
+    from mneia.storage import citus
+
+    moved = _admin_act(
+        args, "rebalancing", lambda engine: citus.rebalance(engine.url.render_as_string(hide_password=False))
+    )
+    print(
+        f"mneia: the rebalancer moved {moved} shard{'' if moved == 1 else 's'}; every worker holds its share"
+    )
+
+
 def _port(value: str) -> int:
     if not value.isdigit() or not 0 <= int(value) <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not a TCP port (0-65535)")
@@ -1127,6 +1138,13 @@ def parser() -> argparse.ArgumentParser:
     )
     _data_dir_option(rotate)
     rotate.set_defaults(run=run_rotate_seal_key)
+    balance = admin_commands.add_parser(
+        "rebalance",
+        help="on Citus: spread the shards over the workers, as Citus's rebalancer cannot on its own"
+        " (run `mneia migrate` after adding a worker, then this)",
+    )
+    _data_dir_option(balance)
+    balance.set_defaults(run=run_rebalance)
     return root
 
 
