@@ -30,6 +30,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import asyncpg
 from sqlalchemy import text
@@ -467,23 +468,30 @@ async def move(admin_url: str, workspace_id: uuid.UUID, host: str, port: int) ->
         row = await connection.fetchrow(_NODE_OF_BY_NUMBER, str(workspace_id))
         if row is None:
             raise CitusError(f"no placement holds workspace {workspace_id}")
-        await connection.execute(f"ALTER ROLE {OWNER_ROLE} BYPASSRLS")
-        try:
-            await connection.execute(
-                "SELECT citus_move_shard_placement($1, $2, $3, $4, $5,"
-                " shard_transfer_mode := 'block_writes')",
-                row["shardid"],
-                row["nodename"],
-                row["nodeport"],
-                host,
-                port,
-            )
-        except asyncpg.PostgresError as exc:
-            raise CitusError(f"moving workspace {workspace_id}'s shards: {exc}") from exc
-        finally:
-            await connection.execute(f"ALTER ROLE {OWNER_ROLE} NOBYPASSRLS")
-        await connection.execute("CALL citus_cleanup_orphaned_resources()")
+        await _copied_whole(
+            connection,
+            f"moving workspace {workspace_id}'s shards",
+            "SELECT citus_move_shard_placement($1, $2, $3, $4, $5, shard_transfer_mode := 'block_writes')",
+            row["shardid"],
+            row["nodename"],
+            row["nodeport"],
+            host,
+            port,
+        )
     return (row["nodename"], row["nodeport"])
+
+
+async def _copied_whole(connection: asyncpg.Connection, what: str, statement: str, *args: Any) -> None:
+    """A statement that makes Citus copy shards, run with the owner past row-level security for
+    its time only (``move``'s docstring says why), then the copies' leftovers cleaned up."""
+    await connection.execute(f"ALTER ROLE {OWNER_ROLE} BYPASSRLS")
+    try:
+        await connection.execute(statement, *args)
+    except asyncpg.PostgresError as exc:
+        raise CitusError(f"{what}: {exc}") from exc
+    finally:
+        await connection.execute(f"ALTER ROLE {OWNER_ROLE} NOBYPASSRLS")
+    await connection.execute("CALL citus_cleanup_orphaned_resources()")
 
 
 async def rebalance(admin_url: str) -> int:
@@ -501,14 +509,9 @@ async def rebalance(admin_url: str) -> int:
         if not await connection.fetchval(IS_CITUS):
             raise CitusError("not a Citus coordinator's database: there is nothing to rebalance")
         planned = await connection.fetchval("SELECT count(*) FROM get_rebalance_table_shards_plan()")
-        await connection.execute(f"ALTER ROLE {OWNER_ROLE} BYPASSRLS")
-        try:
-            await connection.execute("SELECT rebalance_table_shards(shard_transfer_mode := 'block_writes')")
-        except asyncpg.PostgresError as exc:
-            raise CitusError(f"rebalancing: {exc}") from exc
-        finally:
-            await connection.execute(f"ALTER ROLE {OWNER_ROLE} NOBYPASSRLS")
-        await connection.execute("CALL citus_cleanup_orphaned_resources()")
+        await _copied_whole(
+            connection, "rebalancing", "SELECT rebalance_table_shards(shard_transfer_mode := 'block_writes')"
+        )
     return int(planned)
 
 
