@@ -29,13 +29,12 @@ With the regions' directory (``MNEIA_DIRECTORY_URL``, storage.directory), a
 server also finds the person's workspaces in the regions it does not serve,
 each served by servers of its own (``mneia serve --region``): it records what
 it found in its own regions (the person by a keyed digest of issuer and
-subject, storage.directory), and offers a link to sign in at each other region where
-the person has workspaces or an open invitation of their verified email
-(recorded by the server that created it), at the address that region's
-servers recorded. The
+subject), and offers a link to sign in at each other region where the person
+has workspaces or an open invitation of their verified email (recorded by the
+server that created it), at the address that region's servers recorded. The
 person signs in there again, with the same provider; names of workspaces in
 another region are never shown, as the directory holds none. A directory that
-cannot be reached leaves those regions out, and the page says so.
+cannot be read leaves those regions out, and the page says so.
 
 Signing in mints a session token for that one actor, exactly as the token
 sign-in does (``inbox.cookie``: 12 hours at most, in ``mneia_inbox``), and

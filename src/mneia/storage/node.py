@@ -67,11 +67,17 @@ class Nodes:
         return None if engine is tried else engine
 
     async def primaries(self) -> list[AsyncEngine]:
-        """The pool of every active primary node (the coordinator among them when it is
-        registered as a node), as the coordinator lists them now."""
+        """The pool of every active primary node, as the coordinator lists them now (the
+        coordinator's own engine for the coordinator, when it is registered as a node)."""
         async with self.coordinator.connect() as connection:
             rows = (await connection.execute(_PRIMARIES)).all()
-        return [self._engine_at((str(row.nodename), int(row.nodeport))) for row in rows]
+        own = (self.coordinator.url.host, self.coordinator.url.port)
+        return [
+            self.coordinator
+            if (row.nodename, row.nodeport) == own
+            else self._engine_at((row.nodename, row.nodeport))
+            for row in rows
+        ]
 
     def pools(self) -> tuple[AsyncEngine, ...]:
         """Every node's pool opened so far (the coordinator's engine is not among them)."""

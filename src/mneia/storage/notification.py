@@ -106,11 +106,9 @@ class Floors:
 
     @classmethod
     def of(cls, *marks: int) -> Floors:
-        """The floors given by high-water marks, each of its own node: a mark is the last number
-        the node handed out, or its range's start less one (g * 2**48), which is group g's too."""
-        return cls(
-            {mark >> GROUP_BITS if mark % (1 << GROUP_BITS) == 0 else group_of(mark): mark for mark in marks}
-        )
+        """The floors given by high-water marks, each of its own node, in the group of the next
+        number that node hands out (a mark may be its range's start less one, g * 2**48)."""
+        return cls({group_of(mark + 1): mark for mark in marks})
 
     def raise_to(self, seq: int) -> None:
         """Count ``seq``, and every number of its group below it, as announced already."""
