@@ -65,6 +65,7 @@ CREATE FUNCTION public.mneia_items_count() RETURNS trigger
   DECLARE
     added public.item_counts[];
     removed public.item_counts[];
+    counter public.item_counts;
   BEGIN
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
       SELECT array_agg(ROW(d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
@@ -92,20 +93,28 @@ CREATE FUNCTION public.mneia_items_count() RETURNS trigger
                                   WHERE r.scope = 'GRANTS' AND g <> r.asserted_by) a
               GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) d;
     END IF;
-    INSERT INTO public.item_counts AS c (workspace_id, project_id, scope, actor_id, via_grant, status,
-                                         kind, load_bearing, confirmed, slot, n)
-    SELECT d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
-           d.load_bearing, d.confirmed, pg_backend_pid(), sum(d.n)
-    FROM (SELECT * FROM unnest(coalesce(added, '{}'))
-          UNION ALL
-          SELECT * FROM unnest(coalesce(removed, '{}'))) d
-    GROUP BY d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
-             d.load_bearing, d.confirmed
-    HAVING sum(d.n) <> 0
-    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-    ON CONFLICT (workspace_id, project_id, scope, actor_id, via_grant, status, kind, load_bearing,
-                 confirmed, slot)
-      DO UPDATE SET n = c.n + EXCLUDED.n;
+    -- One INSERT … VALUES a counter row, in key order: on Citus an INSERT … VALUES goes
+    -- straight to its shard with a plan kept for the connection, where an INSERT … SELECT
+    -- is planned again at every statement and its rows gathered before they are sent.
+    FOR counter IN
+      SELECT d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+             d.load_bearing, d.confirmed, pg_backend_pid(), sum(d.n)
+      FROM (SELECT * FROM unnest(coalesce(added, '{}'))
+            UNION ALL
+            SELECT * FROM unnest(coalesce(removed, '{}'))) d
+      GROUP BY d.workspace_id, d.project_id, d.scope, d.actor_id, d.via_grant, d.status, d.kind,
+               d.load_bearing, d.confirmed
+      HAVING sum(d.n) <> 0
+      ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    LOOP
+      INSERT INTO public.item_counts AS c (workspace_id, project_id, scope, actor_id, via_grant, status,
+                                           kind, load_bearing, confirmed, slot, n)
+        VALUES (counter.workspace_id, counter.project_id, counter.scope, counter.actor_id, counter.via_grant,
+                counter.status, counter.kind, counter.load_bearing, counter.confirmed, counter.slot, counter.n)
+        ON CONFLICT (workspace_id, project_id, scope, actor_id, via_grant, status, kind, load_bearing,
+                     confirmed, slot)
+          DO UPDATE SET n = c.n + EXCLUDED.n;
+    END LOOP;
     RETURN NULL;
   END
   $$;
