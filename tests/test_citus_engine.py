@@ -505,3 +505,35 @@ async def test_run_command_on_shards_reports_only_the_first_statement(cluster: C
         assert [(row["success"], row["result"]) for row in alone] == [(False, "ERROR:  division by zero")] * 4
     finally:
         await admin.close()
+
+
+LOOKUP = """CREATE FUNCTION facts_lookup(ws uuid) RETURNS bigint LANGUAGE plpgsql AS $$
+  DECLARE found bigint;
+  BEGIN
+    SELECT count(*) INTO found FROM items WHERE w = ws;
+    RETURN found;
+  END $$"""
+BACKEND_MEMORY = "SELECT sum(total_bytes)::bigint FROM pg_backend_memory_contexts"
+
+
+async def test_a_keyed_lookup_in_a_function_keeps_one_local_plan_per_shard(cluster: Cluster) -> None:
+    """What ``scripts/citus-patches/0001-local-plan-cache.patch`` fixes in Citus 14.0.1: a
+    fast-path statement whose workspace is a parameter (every keyed lookup in Mneia's functions,
+    ``mneia_authenticate`` on every request) is planned for the local shard once per connection.
+    Unpatched, each call planned it again and kept every plan: a backend grew by about 380 KB
+    an authentication until it ran out of memory. A thousand calls on one connection, each
+    finding the workspace's rows, must leave its memory flat; on the unpatched build this test
+    measured 33 MB of growth and failed."""
+    admin = await cluster.database.connect(cluster.home, "postgres")
+    try:
+        await admin.execute("SET citus.enable_ddl_propagation = off")  # this worker's own helper
+        await admin.execute(LOOKUP)
+        for _ in range(20):  # past the five custom plans: the generic plan, cached from here on
+            assert await admin.fetchval("SELECT facts_lookup($1)", cluster.bound) == ROWS
+        before = await admin.fetchval(BACKEND_MEMORY)
+        for _ in range(1000):
+            assert await admin.fetchval("SELECT facts_lookup($1)", cluster.bound) == ROWS
+        grown = await admin.fetchval(BACKEND_MEMORY) - before
+        assert grown < 1_000_000, f"the backend grew by {grown:,} bytes over 1,000 calls"
+    finally:
+        await admin.close()
