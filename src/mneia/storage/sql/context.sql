@@ -196,18 +196,17 @@ CREATE FUNCTION public.mneia_bind(workspace uuid, actor uuid) RETURNS void
             set_config('mneia.team_projects', '{}', true);
     PERFORM set_config('mneia.seal', public.mneia_context_seal(), true);
 
-    -- One statement, not four: on Citus each is planned before it runs (docs/scale-out.md).
-    SELECT (SELECT a.kind FROM public.actors a WHERE a.workspace_id = workspace AND a.id = actor),
-           m.ids, t.ids,
-           (SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}') FROM public.projects p
-             WHERE p.workspace_id = workspace AND (p.id = ANY (m.ids) OR p.team_id = ANY (t.ids)))
-      INTO actor_kind, member_of, teams_of, works_in
-      FROM (SELECT coalesce(array_agg(pm.project_id ORDER BY pm.project_id), '{}') AS ids
-              FROM public.project_members pm
-              WHERE pm.workspace_id = workspace AND pm.actor_id = actor) m,
-           (SELECT coalesce(array_agg(tm.team_id ORDER BY tm.team_id), '{}') AS ids
-              FROM public.team_members tm
-              WHERE tm.workspace_id = workspace AND tm.actor_id = actor) t;
+    -- Four single-table lookups, not one statement joining them: on a Citus worker each is
+    -- a fast-path query whose plan the connection keeps, where a join is planned again at
+    -- every call (docs/scale-out.md). On one server the two forms cost the same.
+    SELECT a.kind INTO actor_kind FROM public.actors a WHERE a.workspace_id = workspace AND a.id = actor;
+    SELECT coalesce(array_agg(pm.project_id ORDER BY pm.project_id), '{}') INTO member_of
+      FROM public.project_members pm WHERE pm.workspace_id = workspace AND pm.actor_id = actor;
+    SELECT coalesce(array_agg(tm.team_id ORDER BY tm.team_id), '{}') INTO teams_of
+      FROM public.team_members tm WHERE tm.workspace_id = workspace AND tm.actor_id = actor;
+    SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}') INTO works_in
+      FROM public.projects p
+      WHERE p.workspace_id = workspace AND (p.id = ANY (member_of) OR p.team_id = ANY (teams_of));
 
     PERFORM set_config('mneia.actor_kind', coalesce(actor_kind, ''), true),
             set_config('mneia.projects', member_of::text, true),
