@@ -106,6 +106,18 @@ async def test_migrate_builds_the_declared_schema_stamps_the_head_and_names_what
     assert again.returncode == 0 and "warning" not in again.stderr, again.stderr
 
 
+async def test_migrate_finds_no_plan_kept_per_call_on_the_patched_build(migrated: Migrated) -> None:
+    """``mneia migrate`` probes each worker for Citus 14.0.1's local plan cache, which keeps a plan
+    per call of a keyed lookup (``storage.citus.plans_kept``; scripts/citus-patches): the build
+    here is patched, so no node leaks and migrate warned of nothing but the policies above (on
+    the unpatched build it warned, naming both workers)."""
+    grown = await citus.plans_kept(migrated.cluster.url)
+    assert sorted(grown) == sorted(f"127.0.0.1:{port}" for port in migrated.cluster.workers)
+    assert citus.leaking(grown) == [], grown
+    assert all(size < citus.PLANS_KEPT_LIMIT for size in grown.values())
+    assert "keeps every plan" not in migrated.stderr, migrated.stderr
+
+
 async def test_every_tenant_table_is_distributed_by_workspace_and_colocated(migrated: Migrated) -> None:
     async with on_node(migrated.cluster, migrated.cluster.coordinator) as admin:
         rows = await admin.fetch(

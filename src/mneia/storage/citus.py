@@ -558,6 +558,64 @@ async def _every_table_placed(connection: asyncpg.Connection) -> None:
         raise CitusError(f"tables neither distributed nor kept local: {', '.join(missed)}")
 
 
+PROBE_CALLS = 500
+PLANS_KEPT_LIMIT = 4_000_000
+"""Bytes a worker's backend may grow over ``PROBE_CALLS`` keyed lookups before ``leaking`` calls it the
+leak: the fixed build grew by 0.17 MB (its first allocations), Citus 14.0.1 keeps tens of KB a call."""
+_PROBE = f"""DO $probe$
+  DECLARE
+    probe uuid;
+    found bigint;
+    before bigint;
+  BEGIN
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    SELECT w INTO probe FROM (SELECT gen_random_uuid() AS w FROM generate_series(1, 1000)) candidates
+      WHERE get_shard_id_for_distribution_column('public.workspaces', w) IN (
+        SELECT p.shardid FROM pg_dist_placement p
+        WHERE p.groupid = (SELECT groupid FROM pg_dist_local_group))
+      LIMIT 1;
+    IF probe IS NULL THEN  -- no shard here: the block just ends (DO)
+      RETURN;
+    END IF;
+    FOR i IN 1..20 LOOP
+      SELECT count(*) INTO found FROM public.workspaces WHERE id = probe;
+    END LOOP;
+    SELECT sum(total_bytes) INTO before FROM pg_backend_memory_contexts;
+    FOR i IN 1..{PROBE_CALLS} LOOP
+      SELECT count(*) INTO found FROM public.workspaces WHERE id = probe;
+    END LOOP;
+    RAISE EXCEPTION 'mneia-probe: %', (SELECT sum(total_bytes) FROM pg_backend_memory_contexts) - before;
+  END $probe$"""
+
+
+async def plans_kept(admin_url: str) -> dict[str, int]:
+    """Per worker holding shards, how many bytes its backend grew over ``PROBE_CALLS`` keyed lookups
+    of a workspace it holds, each planned generically, as every lookup in Mneia's functions is.
+
+    Citus 14.0.1 plans such a lookup again at every call and keeps every plan, so each connection
+    of the server grows with each request until the node runs out of memory
+    (scripts/citus-patches/0001-local-plan-cache.patch; citusdata/citus PR 8824). Run as the
+    administrator, who reads its own backend's memory; the block ends in an error that carries
+    the figure, so nothing it did is kept."""
+    grown: dict[str, int] = {}
+    async with _driver(admin_url) as connection:
+        rows = await connection.fetch(
+            "SELECT nodename, nodeport, success, result FROM run_command_on_workers($1)", _PROBE
+        )
+    for row in rows:
+        found = re.search(r"mneia-probe: (\d+)", row["result"] or "")
+        if found:
+            grown[f"{row['nodename']}:{row['nodeport']}"] = int(found.group(1))
+        elif not (row["success"] and row["result"] == "DO"):
+            raise CitusError(f"the plan-cache probe on {row['nodename']}:{row['nodeport']}: {row['result']}")
+    return grown
+
+
+def leaking(grown: dict[str, int]) -> list[str]:
+    """The nodes whose growth in ``plans_kept`` is the leak's."""
+    return sorted(node for node, size in grown.items() if size > PLANS_KEPT_LIMIT)
+
+
 async def detected(admin_url: str) -> bool:
     """Whether the database is a Citus coordinator's (the extension is in it)."""
     engine = lone_engine(admin_url)

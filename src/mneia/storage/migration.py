@@ -73,6 +73,7 @@ def _build_on_citus(
     if at == head:
         # Built already: a worker added since holds nothing of the build's per-node steps.
         asyncio.run(citus.refresh_workers(admin_url, on_note))
+        _check_plan_cache(admin_url, on_warning)
         return
     if at is not None or revision != "head":
         raise CommandError(
@@ -83,6 +84,19 @@ def _build_on_citus(
     asyncio.run(citus.build(admin_url, on_note, on_warning))
     command.stamp(config(admin_url), "head")
     on_note(f"stamped at {', '.join(sorted(head))}")
+    _check_plan_cache(admin_url, on_warning)
+
+
+def _check_plan_cache(admin_url: str, on_warning: Callable[[str], None]) -> None:
+    """Warn when the cluster's Citus keeps a plan per call of a keyed lookup (``citus.plans_kept``)."""
+    leaking = citus.leaking(asyncio.run(citus.plans_kept(admin_url)))
+    if leaking:
+        on_warning(
+            f"the Citus on {', '.join(leaking)} plans a keyed lookup again at every call and keeps"
+            " every plan: each of the server's connections grows with every request until the node"
+            " runs out of memory. Install a Citus with the fix (citusdata/citus PR 8824, after"
+            " 14.0.1; scripts/citus-patches/ has it for 14.0.1)"
+        )
 
 
 async def _revisions_at(admin_url: str) -> set[str] | None:
