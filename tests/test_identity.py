@@ -293,12 +293,22 @@ async def test_r19_a_workspace_never_reads_another_workspaces_actors(
     )
     forge = (
         "SELECT set_config('mneia.person_identity', :i, true), set_config('mneia.person_issuer', :iss, true),"
-        " set_config('mneia.person_subject', :sub, true), set_config('mneia.person_email', :e, true)"
+        " set_config('mneia.person_subject', :sub, true), set_config('mneia.person_email', :e, true),"
+        " set_config('mneia.person_identities', :all, true), set_config('mneia.person_workspaces', :ws, true)"
     )
+    (everyone,) = await rows(admin_engine, "SELECT array_agg(id)::text AS ids FROM identities")
+    both = "{" + ",".join([two.w1, two.w2]) + "}"
     async with as_caller(engine, pat_in_w1) as connection:
         await connection.execute(
             text(forge),
-            {"i": str(pat["identity_id"]), "iss": ISSUER, "sub": two.pat.subject, "e": two.pat.email},
+            {
+                "i": str(pat["identity_id"]),
+                "iss": ISSUER,
+                "sub": two.pat.subject,
+                "e": two.pat.email,
+                "all": everyone["ids"],
+                "ws": both,
+            },
         )
         actors = (await connection.execute(text("SELECT workspace_id, name FROM actors"))).all()
         assert {str(row.workspace_id) for row in actors} == {two.w1}
@@ -308,14 +318,25 @@ async def test_r19_a_workspace_never_reads_another_workspaces_actors(
         # The invitations Pat and Quinn accepted elsewhere stay there.
         invited = (await connection.execute(text("SELECT DISTINCT workspace_id FROM invitations"))).all()
         assert {str(row.workspace_id) for row in invited} == {two.w1}
-        # Identities: those of W1's actors only.
-        linked = (await connection.execute(text("SELECT count(*) FROM identities"))).scalar_one()
+        # Identities: none read directly, every id named in the settings notwithstanding (the
+        # owner's policies); through mneia_identities_of, those of W1's actors only.
+        direct = (await connection.execute(text("SELECT count(*) FROM identities"))).scalar_one()
+        assert direct == 0
+        linked = (
+            await connection.execute(
+                text(
+                    "SELECT count(DISTINCT identity_id) FROM"
+                    " mneia_identities_of(ARRAY(SELECT id FROM actors))"
+                )
+            )
+        ).scalar_one()
     (w1_linked,) = await rows(
         admin_engine,
-        "SELECT count(DISTINCT identity_id) AS n FROM actors WHERE workspace_id = CAST(:w AS uuid)",
+        "SELECT count(DISTINCT a.identity_id) AS n FROM actors a JOIN identities i ON i.id = a.identity_id"
+        " WHERE a.workspace_id = CAST(:w AS uuid) AND i.issuer IS NOT NULL",
         w=two.w1,
     )
-    assert linked == w1_linked["n"]
+    assert linked == w1_linked["n"] > 0
     # Nor through a sign-in's states, which are the owner's alone.
     async with as_caller(engine, pat_in_w1) as connection:
         await denied(connection, "SELECT * FROM sign_in_states")

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mneia.app import create_app
 from mneia.config import Oidc, Settings
 from mneia.inbox import cookie
+from mneia.storage.node import Nodes
 from tests.graphql import Api, Who
 from tests.inbox import CSRF, Browser
 from tests.oidc import (
@@ -50,19 +51,25 @@ def idp() -> Iterator[Provider]:
 
 
 @asynccontextmanager
-async def mneia_for(engine: AsyncEngine, issuer: str) -> AsyncIterator[httpx.AsyncClient]:
-    """Mneia with sign-in through ``issuer``, and a browser's cookie jar on it."""
+async def mneia_for(
+    engine: AsyncEngine, issuer: str, nodes: Nodes | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Mneia with sign-in through ``issuer``, and a browser's cookie jar on it; ``nodes``: on Citus
+    (``MNEIA_TEST_CITUS``), routed as ``mneia serve`` routes there."""
     oidc = Oidc(issuer=issuer, client_id=CLIENT_ID, client_secret="s3cret", public_url=MNEIA)
     app = create_app(
-        engine, dispose_engine=False, settings=dataclasses.replace(Settings.from_env(), oidc=oidc)
+        engine,
+        dispose_engine=False,
+        settings=dataclasses.replace(Settings.from_env(), oidc=oidc),
+        nodes=nodes,
     )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=MNEIA) as client:
         yield client
 
 
 @pytest.fixture
-async def mneia(engine: AsyncEngine, idp: Provider) -> AsyncIterator[httpx.AsyncClient]:
-    async with mneia_for(engine, idp.url) as client:
+async def mneia(engine: AsyncEngine, idp: Provider, nodes: Nodes | None) -> AsyncIterator[httpx.AsyncClient]:
+    async with mneia_for(engine, idp.url, nodes) as client:
         yield client
 
 
@@ -172,14 +179,14 @@ async def test_r19_an_id_token_for_another_audience_is_refused(
 
 
 async def test_r19_an_expired_id_token_is_refused(
-    api: Api, engine: AsyncEngine, admin_engine: AsyncEngine
+    api: Api, engine: AsyncEngine, admin_engine: AsyncEngine, nodes: Nodes | None
 ) -> None:
     with provider(max_age=timedelta(minutes=-10)) as stale:
         _, admin = await api.bootstrap("admin")
         subject, email = person(stale, "late")
         await api.run(admin.token, INVITE, e=email)
         before = await people(admin_engine)
-        async with mneia_for(engine, stale.url) as mneia:
+        async with mneia_for(engine, stale.url, nodes) as mneia:
             refused = await sign_in(mneia, subject)
         assert refused.status_code == 401 and "exp" in refused.text, refused.text
         assert cookie.SESSION not in set_cookies(refused)
@@ -288,6 +295,17 @@ async def test_r19_one_person_in_two_workspaces_picks_one_and_each_session_is_bo
         (w1, sessions[w1].id),
         (w2, sessions[w2].id),
     }
+
+
+async def test_a_provider_that_cannot_be_reached_is_said_so_not_an_error(
+    engine: AsyncEngine, nodes: Nodes | None
+) -> None:
+    """Sign-in through a provider nobody answers for (a closed port): a page saying so (503), as
+    Authlib raises it from httpx2 or httpx, whichever it found (``oidc.UNREACHABLE``); it was an
+    internal error with httpx2 installed."""
+    async with mneia_for(engine, "http://127.0.0.1:9", nodes) as mneia:
+        login = await mneia.get("/auth/login")
+    assert login.status_code == 503 and "could not be reached" in login.text, login.text
 
 
 async def test_sign_in_with_a_provider_is_off_unless_configured(http: httpx.AsyncClient) -> None:

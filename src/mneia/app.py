@@ -182,9 +182,7 @@ def create_app(
     tenant table runs on the coordinator (the probes: the revision is there only). None on one
     server: one engine, nothing added."""
     settings = settings or Settings.from_env()
-    # Off on Citus (the CLI warns, OIDC_ON_CITUS): sign-in reads across workspaces, which there
-    # is neither allowed nor served yet (docs/scale-out.md, What is left).
-    signing_in = settings.oidc if nodes is None else None
+    signing_in = settings.oidc
     directory = (
         Directory(
             settings.directory_url, oidc.directory_key(signing_in), settings.region, signing_in.public_url
@@ -223,7 +221,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(signing_in, engine, settings.region, regions, directory),
+            *oidc.routes(signing_in, engine, settings.region, regions, directory, nodes),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

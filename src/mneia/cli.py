@@ -40,7 +40,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia import version
-from mneia.config import APP_ROLE, OIDC_ON_CITUS, Settings, async_url, region
+from mneia.config import APP_ROLE, Settings, async_url, region
 
 if TYPE_CHECKING:
     from mneia.http.region import Regions
@@ -343,8 +343,6 @@ def serve(args: argparse.Namespace) -> None:
             citus = asyncio.run(_citus(db.admin_url))
             if citus:
                 say("a Citus coordinator: each request runs on the node that holds its workspace")
-                if settings.oidc is not None:
-                    print(f"mneia: warning: {OIDC_ON_CITUS}", file=sys.stderr, flush=True)
             sweeper = _sweeper(db.admin_url)
             # A factory, so that each worker (a spawned process) builds its own engine.
             config = uvicorn.Config(

@@ -168,12 +168,6 @@ class Oidc:
         )
 
 
-OIDC_ON_CITUS = (
-    "OpenID sign-in is off on a Citus cluster: it finds a person's invitations and workspaces across"
-    " workspaces, which a cluster distributed by workspace does not serve yet (docs/scale-out.md);"
-    " people sign in to the inbox with a token"
-)
-
 _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:\[\]]+)(:\d{1,5})?(/[^\s?#]*)?")
 
 

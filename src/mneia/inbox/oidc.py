@@ -72,6 +72,7 @@ from mneia.inbox.page import Refused, form_of, html
 from mneia.storage import failures, identity
 from mneia.storage.database import transaction
 from mneia.storage.directory import Directory, Elsewhere
+from mneia.storage.node import Nodes
 
 log = logging.getLogger("mneia.oidc")
 
@@ -82,6 +83,13 @@ STEP_SECONDS = 600
 SCOPE = "openid email profile"
 _NAME_LIMIT = 200
 _PICK = "mneia_pick"
+try:  # Authlib's client speaks httpx2 when it is installed, else httpx: either may raise
+    import httpx2
+
+    UNREACHABLE: tuple[type[Exception], ...] = (httpx.HTTPError, httpx2.HTTPError)
+except ImportError:  # pragma: no cover - depends on what else is installed
+    UNREACHABLE = (httpx.HTTPError,)
+"""The provider's transport failing (unreachable, refused, timed out): a page that says so, never a 500."""
 UNLISTED = "The directory of the other regions could not be reached: their workspaces are not listed."
 
 
@@ -154,11 +162,13 @@ class SignIn:
         region: str = DEFAULT_REGION,
         regions: Mapping[str, AsyncEngine] | None = None,
         directory: Directory | None = None,
+        nodes: Nodes | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.region = region
         self.directory = directory
+        self.nodes = nodes  # on a Citus coordinator: where this region's workspaces live
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
@@ -173,7 +183,7 @@ class SignIn:
     async def login(self, request: Request) -> Response:
         try:
             response: Response = await self.client.authorize_redirect(request, self.settings.redirect_uri)
-        except httpx.HTTPError:
+        except UNREACHABLE:
             return _page(503, problem="The sign-in provider could not be reached; try again.")
         return response
 
@@ -192,7 +202,7 @@ class SignIn:
             return _page(400, problem=problem)
         except JoseError as error:
             return _page(401, problem=f"The provider's answer cannot be trusted ({error}); sign in again.")
-        except httpx.HTTPError:
+        except UNREACHABLE:
             return _page(503, problem="The sign-in provider could not be reached; try again.")
         claims = token.get("userinfo")
         if not claims:
@@ -267,8 +277,11 @@ class SignIn:
         away = []
         for region, engine in self.regions.items():
             try:
-                async with transaction(engine) as tx:
-                    held = await identity.sign_in(tx, issuer, subject, email, name)
+                if region == self.region and self.nodes is not None:
+                    held = await identity.sign_in_routed(self.nodes, issuer, subject, email, name)
+                else:
+                    async with transaction(engine) as tx:
+                        held = await identity.sign_in(tx, issuer, subject, email, name)
             except Exception as error:
                 if not failures.unavailable(error):
                     raise
@@ -303,7 +316,10 @@ class SignIn:
         """Signed in: a session token for the person's actor of the workspace, minted in its region's
         database and naming that region, in the inbox's cookie."""
         try:
-            async with transaction(self.regions[region]) as tx:
+            engine = self.regions[region]
+            if region == self.region and self.nodes is not None:
+                engine = await self.nodes.engine(workspace_id)  # the token is minted where it binds
+            async with transaction(engine) as tx:
                 opened = await identity.open_session(
                     tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME, region
                 )
@@ -337,14 +353,17 @@ def routes(
     region: str = DEFAULT_REGION,
     regions: Mapping[str, AsyncEngine] | None = None,
     directory: Directory | None = None,
+    nodes: Nodes | None = None,
 ) -> list[BaseRoute]:
     """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
     ``region``: the server's; ``regions``: every region this process serves, by name, where the
     person is looked for too (http.region.serving); ``directory``: the regions' directory,
-    through which the person's workspaces in other regions are found."""
+    through which the person's workspaces in other regions are found; ``nodes``: on a Citus
+    coordinator, where each workspace of this region lives (its invitations are accepted and its
+    session tokens minted there)."""
     if settings is None:
         return []
-    sign_in = SignIn(settings, engine, region, regions, directory)
+    sign_in = SignIn(settings, engine, region, regions, directory, nodes)
     return [
         Mount(
             PATH,

@@ -8,6 +8,11 @@ and name), never anything else. The caller's own come from
 answers for the issuer and subject of an ID token the server has validated,
 accepting the open invitations of the email the provider verified, and
 ``mneia_sign_in_session`` mints the session's token, by its digest only.
+
+On Citus (``sign_in_routed``) the server takes the same steps itself, since an
+acceptance binds its workspace and must run on the node that holds it:
+``mneia_sign_in_invitations`` lists them, ``mneia_sign_in_accept`` accepts
+each on its node, and ``mneia_sign_in_memberships`` answers.
 """
 
 from __future__ import annotations
@@ -17,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 
 from mneia.config import DEFAULT_REGION
 from mneia.storage import token
-from mneia.storage.database import Tx, from_row, stated
-from mneia.storage.tables import actors, identities
+from mneia.storage.database import Tx, from_row, transaction
+from mneia.storage.node import Nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +53,21 @@ def seen_from(workspace_id: uuid.UUID, identity_id: uuid.UUID) -> uuid.UUID:
     return uuid.uuid5(workspace_id, str(identity_id))
 
 
+_IDENTITIES = text(
+    "SELECT workspace_id, actor_id, identity_id, display_name, issuer"
+    " FROM mneia_identities_of(CAST(:actors AS uuid[]))"
+)
+
+
 async def of_actors(tx: Tx, actor_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, IdentityRecord]:
     """The identities the caller's workspace sees linked to these actors (a provider's sign-in only),
-    each under the id the workspace knows it by."""
-    rows = await tx.execute(
-        select(
-            actors.c.workspace_id,
-            actors.c.id.label("actor_id"),
-            identities.c.id,
-            identities.c.display_name,
-            identities.c.issuer,
-        )
-        .select_from(actors.join(identities, identities.c.id == actors.c.identity_id))
-        .where(stated(actors, tx), actors.c.id.in_(actor_ids), identities.c.issuer.is_not(None))
-    )
+    each under the id the workspace knows it by; read through ``mneia_identities_of``, which finds
+    them from the caller's own actors."""
+    rows = await tx.execute(_IDENTITIES, {"actors": [str(a) for a in actor_ids]})
     return {
-        row.actor_id: IdentityRecord(seen_from(row.workspace_id, row.id), row.display_name, row.issuer)
+        row.actor_id: IdentityRecord(
+            seen_from(row.workspace_id, row.identity_id), row.display_name, row.issuer
+        )
         for row in rows
     }
 
@@ -72,6 +76,17 @@ _MINE = text("SELECT workspace_id, workspace_name, actor_id, actor_name FROM mne
 _SIGN_IN = text(
     "SELECT workspace_id, workspace_name, actor_id, actor_name"
     " FROM mneia_sign_in(:issuer, :subject, :email, :name)"
+)
+_INVITATIONS = text(
+    "SELECT workspace_id, invitation_id FROM mneia_sign_in_invitations(:issuer, :subject, :email)"
+)
+_ACCEPT = text(
+    "SELECT mneia_sign_in_accept(:issuer, :subject, :email, :name, CAST(:workspace AS uuid),"
+    " CAST(:invitation AS uuid))"
+)
+_MEMBERSHIPS = text(
+    "SELECT workspace_id, workspace_name, actor_id, actor_name"
+    " FROM mneia_sign_in_memberships(:issuer, :subject)"
 )
 _SESSION = text(
     "SELECT mneia_sign_in_session(:issuer, :subject, CAST(:workspace AS uuid), :digest, :hint, :lifetime)"
@@ -94,6 +109,37 @@ async def sign_in(
         _SIGN_IN, {"issuer": issuer, "subject": subject, "email": verified_email, "name": name}
     )
     return [from_row(MembershipRecord, row) for row in found]
+
+
+async def sign_in_routed(
+    nodes: Nodes, issuer: str, subject: str, verified_email: str | None, name: str
+) -> list[MembershipRecord]:
+    """``sign_in`` on a Citus cluster: the open invitations listed on the coordinator, each accepted
+    in a transaction of its own on its workspace's node (where the binding's seal verifies), then
+    the memberships read on the coordinator. An invitation another sign-in accepted meanwhile is
+    passed over, as by ``sign_in``."""
+    person = {"issuer": issuer, "subject": subject}
+    if verified_email is not None:
+        async with transaction(nodes.coordinator) as tx:
+            invited = [
+                (row.workspace_id, row.invitation_id)
+                for row in await tx.execute(_INVITATIONS, {**person, "email": verified_email})
+            ]
+        for workspace_id, invitation_id in invited:
+            async with transaction(await nodes.engine(workspace_id)) as tx:
+                await tx.execute(
+                    _ACCEPT,
+                    {
+                        **person,
+                        "email": verified_email,
+                        "name": name,
+                        "workspace": str(workspace_id),
+                        "invitation": str(invitation_id),
+                    },
+                )
+    async with transaction(nodes.coordinator) as tx:
+        found = await tx.execute(_MEMBERSHIPS, person)
+        return [from_row(MembershipRecord, row) for row in found]
 
 
 async def open_session(

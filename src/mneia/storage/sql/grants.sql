@@ -61,7 +61,11 @@ GRANT EXECUTE ON FUNCTION
 GRANT SELECT, INSERT ON invitations TO mneia_app;
 GRANT EXECUTE ON FUNCTION
   mneia_my_memberships(),
+  mneia_identities_of(uuid[]),
   mneia_sign_in(text, text, text, text),
+  mneia_sign_in_invitations(text, text, text),
+  mneia_sign_in_accept(text, text, text, text, uuid, uuid),
+  mneia_sign_in_memberships(text, text),
   mneia_sign_in_session(text, text, uuid, text, text, interval),
   mneia_sign_in_keep(text, text, integer),
   mneia_sign_in_take(text)

@@ -78,10 +78,32 @@ CREATE FUNCTION public.mneia_name_person(issuer text, subject text, email text, 
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   BEGIN
-    PERFORM set_config('mneia.person_issuer', coalesce(issuer, ''), true),
-            set_config('mneia.person_subject', coalesce(subject, ''), true),
-            set_config('mneia.person_email', coalesce(email, ''), true),
-            set_config('mneia.person_identity', coalesce(identity::text, ''), true);
+    -- SET LOCAL, which Citus sends to every node the transaction reads (set_config is not sent):
+    -- the owner's policies below read the person on the shards of every workspace. Each owner
+    -- function that reads by them names its person here first, so whatever the caller set
+    -- before is never what they read (docs/scale-out.md).
+    EXECUTE 'SET LOCAL citus.propagate_set_commands = local';
+    EXECUTE format('SET LOCAL mneia.person_issuer = %L', coalesce(issuer, ''));
+    EXECUTE format('SET LOCAL mneia.person_subject = %L', coalesce(subject, ''));
+    EXECUTE format('SET LOCAL mneia.person_email = %L', coalesce(email, ''));
+    EXECUTE format('SET LOCAL mneia.person_identity = %L', coalesce(identity::text, ''));
+    EXECUTE 'SET LOCAL mneia.person_workspaces = ''''';
+    EXECUTE 'SET LOCAL mneia.person_identities = ''''';
+  END
+  $$;
+
+-- Ids the owner's policies below show beside the person ('workspaces': where the person
+-- has actors; 'identities': the people linked to the caller's actors), sent to every node
+-- the same way.
+CREATE FUNCTION public.mneia_name_ids(field text, ids uuid[]) RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  BEGIN
+    IF field NOT IN ('workspaces', 'identities') THEN
+      RAISE EXCEPTION 'mneia_name_ids: no list %', field;
+    END IF;
+    EXECUTE format('SET LOCAL mneia.person_%s = %L', field, coalesce(ids, '{}')::text);
   END
   $$;
 
@@ -102,11 +124,14 @@ CREATE POLICY invitation_accept ON invitations FOR UPDATE TO mneia_owner
 -- The person named, and their actors and workspaces, for the owner's functions below.
 CREATE POLICY identity_person ON identities FOR SELECT TO mneia_owner
   USING (issuer = (SELECT mneia_person('issuer')) AND subject = (SELECT mneia_person('subject')));
+CREATE POLICY identity_seen ON identities FOR SELECT TO mneia_owner
+  USING (id = ANY (coalesce(nullif((SELECT mneia_person('identities')), ''), '{}')::uuid[]));
 CREATE POLICY actor_person ON actors FOR SELECT TO mneia_owner
   USING (identity_id = (SELECT mneia_person('identity'))::uuid);
+-- Read from the row alone (a policy on a Citus table may read no other table): the
+-- workspaces mneia_memberships_of found the person's actors in, named beside the person.
 CREATE POLICY workspace_person ON workspaces FOR SELECT TO mneia_owner USING (
-  EXISTS (SELECT 1 FROM actors a WHERE a.workspace_id = workspaces.id
-            AND a.identity_id = (SELECT mneia_person('identity'))::uuid));
+  id = ANY (coalesce(nullif((SELECT mneia_person('workspaces')), ''), '{}')::uuid[]));
 CREATE POLICY sign_in_state_owner ON sign_in_states TO mneia_owner USING (true) WITH CHECK (true);
 
 -- One person's memberships: each workspace where the identity has a HUMAN
@@ -116,13 +141,59 @@ CREATE FUNCTION public.mneia_memberships_of(person uuid)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
+  DECLARE
+    actor_ids uuid[];
+    actor_places uuid[];
+    actor_names text[];
+    places uuid[];
+    place_names text[];
   BEGIN
     PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
-    RETURN QUERY SELECT a.workspace_id, w.name, a.id, a.name
-      FROM public.actors a JOIN public.workspaces w ON w.id = a.workspace_id
-      WHERE a.identity_id = person AND a.kind = 'HUMAN' AND a.erased_at IS NULL
-      ORDER BY w.name, a.workspace_id;
+    -- The actors first, then their workspaces by id, each table read alone into arrays of
+    -- plain values: on Citus each read reaches every node, and neither a join of the two over
+    -- several workspaces nor an array of a Citus table's rows plans there.
+    SELECT coalesce(array_agg(a.id), '{}'), coalesce(array_agg(a.workspace_id), '{}'),
+           coalesce(array_agg(a.name), '{}')
+      INTO actor_ids, actor_places, actor_names
+      FROM public.actors a
+      WHERE a.identity_id = person AND a.kind = 'HUMAN' AND a.erased_at IS NULL;
+    PERFORM public.mneia_name_ids('workspaces', actor_places);
+    SELECT coalesce(array_agg(w.id), '{}'), coalesce(array_agg(w.name), '{}') INTO places, place_names
+      FROM public.workspaces w WHERE w.id = ANY (actor_places);
+    RETURN QUERY SELECT h.workspace_id, w.name, h.id, h.name
+      FROM unnest(actor_ids, actor_places, actor_names) AS h (id, workspace_id, name)
+      JOIN unnest(places, place_names) AS w (id, name) ON w.id = h.workspace_id
+      ORDER BY w.name, h.workspace_id;
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+  END
+  $$;
+
+-- The people linked to these actors of the caller's workspace (an OpenID
+-- sign-in's identities only), as Actor.identity shows them: the actors read
+-- under the caller's binding, then their identities by id.
+CREATE FUNCTION public.mneia_identities_of(actor_ids uuid[])
+  RETURNS TABLE (workspace_id uuid, actor_id uuid, identity_id uuid, display_name text, issuer text)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    here uuid := public.mneia_workspace();
+    linked_actors uuid[];
+    linked uuid[];
+  BEGIN
+    IF here IS NULL THEN
+      RETURN;
+    END IF;
+    SELECT coalesce(array_agg(a.id), '{}'), coalesce(array_agg(a.identity_id), '{}')
+      INTO linked_actors, linked
+      FROM public.actors a
+      WHERE a.workspace_id = here AND a.id = ANY (actor_ids) AND a.identity_id IS NOT NULL;
+    PERFORM public.mneia_name_ids('identities', linked);
+    RETURN QUERY SELECT here, x.actor_id, i.id, i.display_name, i.issuer
+      FROM unnest(linked_actors, linked) AS x (actor_id, identity_id)
+      JOIN public.identities i ON i.id = x.identity_id
+      WHERE i.issuer IS NOT NULL;
+    PERFORM public.mneia_name_ids('identities', NULL);
   END
   $$;
 
@@ -151,15 +222,47 @@ CREATE FUNCTION public.mneia_my_memberships()
   END
   $$;
 
--- Sign-in, once the server validated the provider's ID token: first the open
--- invitations of the email the provider verified (NULL: none) are accepted,
--- the newest of each workspace where the person has no actor yet, creating
--- the identity if it is new and a HUMAN actor (named given_name, created by
--- the inviter); then the person's memberships, as mneia_memberships_of.
--- No row: nobody the database knows, and nothing to accept.
-CREATE FUNCTION public.mneia_sign_in(signing_issuer text, signing_subject text, verified_email text,
-    given_name text)
-  RETURNS TABLE (workspace_id uuid, workspace_name text, actor_id uuid, actor_name text)
+-- Sign-in's first step, once the server validated the provider's ID token: the
+-- open invitations of the email the provider verified (NULL: none), the newest of
+-- each workspace where the person has no actor yet. Read across workspaces, each
+-- table alone (on Citus, every node); each is accepted by mneia_sign_in_accept.
+CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_subject text,
+    verified_email text)
+  RETURNS TABLE (workspace_id uuid, invitation_id uuid)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    wanted text := lower(btrim(verified_email));
+    person uuid;
+    member_of uuid[] := '{}';
+  BEGIN
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
+    SELECT i.id INTO person FROM public.identities i
+      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    IF person IS NOT NULL THEN
+      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
+      SELECT coalesce(array_agg(a.workspace_id), '{}') INTO member_of FROM public.actors a
+        WHERE a.identity_id = person;
+    END IF;
+    RETURN QUERY SELECT DISTINCT ON (v.workspace_id) v.workspace_id, v.id
+      FROM public.invitations v
+      WHERE v.email = wanted AND v.accepted_at IS NULL AND v.expires_at > now()
+        AND v.workspace_id <> ALL (member_of)
+      ORDER BY v.workspace_id, v.created_at DESC, v.id DESC;
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+  END
+  $$;
+
+-- One invitation accepted, bound to its workspace (on Citus, on its node): the
+-- identity created if the person is new, a HUMAN actor (named given_name,
+-- created by the inviter) linked to it, the invitation marked accepted. Nothing
+-- when the invitation is not open for this email, or the person has an actor
+-- there already (another sign-in accepted it meanwhile). Returns the actor.
+CREATE FUNCTION public.mneia_sign_in_accept(signing_issuer text, signing_subject text, verified_email text,
+    given_name text, workspace uuid, invitation uuid)
+  RETURNS uuid
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, public, pg_temp
   AS $$
@@ -167,35 +270,78 @@ CREATE FUNCTION public.mneia_sign_in(signing_issuer text, signing_subject text, 
     wanted text := lower(btrim(verified_email));
     person uuid;
     invited record;
-    joined uuid;
+    joined uuid := public.mneia_uuid7();
   BEGIN
     PERFORM public.mneia_unbind();
     PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
     SELECT i.id INTO person FROM public.identities i
       WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
     PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
+    SELECT v.invited_by INTO invited FROM public.invitations v
+      WHERE v.workspace_id = workspace AND v.id = invitation AND v.email = wanted
+        AND v.accepted_at IS NULL AND v.expires_at > now();
+    IF NOT FOUND OR (person IS NOT NULL AND EXISTS (
+         SELECT 1 FROM public.actors a WHERE a.workspace_id = workspace AND a.identity_id = person)) THEN
+      PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+      RETURN NULL;
+    END IF;
+    IF person IS NULL THEN
+      person := public.mneia_uuid7();
+      INSERT INTO public.identities (id, display_name, issuer, subject)
+        VALUES (person, given_name, signing_issuer, signing_subject);
+      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
+    END IF;
+    PERFORM public.mneia_bind(workspace, joined);
+    INSERT INTO public.actors (workspace_id, id, kind, name, identity_id, created_by)
+      VALUES (workspace, joined, 'HUMAN', given_name, person, invited.invited_by);
+    UPDATE public.invitations v SET accepted_at = now(), accepted_actor_id = joined
+      WHERE v.workspace_id = workspace AND v.id = invitation AND v.accepted_at IS NULL;
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+    RETURN joined;
+  END
+  $$;
+
+-- Sign-in on one server, in one call: the open invitations accepted
+-- (mneia_sign_in_invitations, mneia_sign_in_accept), then the person's
+-- memberships, as mneia_memberships_of. On Citus the server runs the same
+-- steps itself, each acceptance on its workspace's node. No row: nobody the
+-- database knows, and nothing to accept.
+CREATE FUNCTION public.mneia_sign_in(signing_issuer text, signing_subject text, verified_email text,
+    given_name text)
+  RETURNS TABLE (workspace_id uuid, workspace_name text, actor_id uuid, actor_name text)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    invited record;
+  BEGIN
     FOR invited IN
-      SELECT DISTINCT ON (v.workspace_id) v.workspace_id, v.id, v.invited_by
-        FROM public.invitations v
-        WHERE v.email = wanted AND v.accepted_at IS NULL AND v.expires_at > now()
-          AND NOT EXISTS (SELECT 1 FROM public.actors a
-                            WHERE a.workspace_id = v.workspace_id AND a.identity_id = person)
-        ORDER BY v.workspace_id, v.created_at DESC, v.id DESC
+      SELECT o.workspace_id, o.invitation_id
+        FROM public.mneia_sign_in_invitations(signing_issuer, signing_subject, verified_email) o
     LOOP
-      IF person IS NULL THEN
-        person := public.mneia_uuid7();
-        INSERT INTO public.identities (id, display_name, issuer, subject)
-          VALUES (person, given_name, signing_issuer, signing_subject);
-        PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
-      END IF;
-      joined := public.mneia_uuid7();
-      PERFORM public.mneia_bind(invited.workspace_id, joined);
-      INSERT INTO public.actors (workspace_id, id, kind, name, identity_id, created_by)
-        VALUES (invited.workspace_id, joined, 'HUMAN', given_name, person, invited.invited_by);
-      UPDATE public.invitations v SET accepted_at = now(), accepted_actor_id = joined
-        WHERE v.workspace_id = invited.workspace_id AND v.id = invited.id AND v.accepted_at IS NULL;
-      PERFORM public.mneia_unbind();
+      PERFORM public.mneia_sign_in_accept(signing_issuer, signing_subject, verified_email, given_name,
+                                          invited.workspace_id, invited.invitation_id);
     END LOOP;
+    RETURN QUERY SELECT m.workspace_id, m.workspace_name, m.actor_id, m.actor_name
+      FROM public.mneia_sign_in_memberships(signing_issuer, signing_subject) m;
+  END
+  $$;
+
+-- The memberships of the person an ID token names, as mneia_memberships_of; none
+-- when the database does not know them.
+CREATE FUNCTION public.mneia_sign_in_memberships(signing_issuer text, signing_subject text)
+  RETURNS TABLE (workspace_id uuid, workspace_name text, actor_id uuid, actor_name text)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    person uuid;
+  BEGIN
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, NULL, NULL);
+    SELECT i.id INTO person FROM public.identities i
+      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
     IF person IS NOT NULL THEN
       RETURN QUERY SELECT m.workspace_id, m.workspace_name, m.actor_id, m.actor_name

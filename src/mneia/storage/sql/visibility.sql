@@ -50,9 +50,8 @@ CREATE POLICY workspace_self ON workspaces FOR SELECT USING (id = (SELECT mneia_
 CREATE POLICY workspace_bootstrap ON workspaces FOR INSERT TO mneia_owner
   WITH CHECK (id = (SELECT mneia_workspace()));
 
--- One person across workspaces: seen through an actor of the caller's workspace.
-CREATE POLICY identity_seen ON identities FOR SELECT USING (
-  EXISTS (SELECT 1 FROM actors a WHERE a.identity_id = identities.id));
+-- One person across workspaces: read only through the owner's mneia_identities_of
+-- (identity.sql), the people linked to actors of the caller's workspace.
 CREATE POLICY identity_bootstrap ON identities FOR INSERT TO mneia_owner WITH CHECK (true);
 
 -- What a policy would otherwise read from another table, copied onto the row as it
