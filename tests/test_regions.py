@@ -57,6 +57,7 @@ from tests.oidc import (
     set_cookies,
     sign_in,
 )
+from tests.test_cli import McpOverFreshConnections, _workers_of
 
 PROTOCOL = Subprotocol("graphql-transport-ws")
 ASSERT = "mutation($i: AssertItemInput!) { assertItem(input: $i) { id } }"
@@ -365,6 +366,41 @@ async def test_regions_the_commands_bootstrap_into_a_region_and_serve_one_or_eve
         async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
             for secret, name in ((made["token"], "us"), (two.made["eu"].token, "eu")):
                 assert (await data(client, secret, WHO))["workspace"]["region"] == name
+
+
+AGENT = "mutation($n: String!) { createActor(kind: AGENT, name: $n) { actor { id } token } }"
+
+
+async def test_regions_several_workers_serve_every_region_and_keep_each_mcp_session(
+    two: Two, tmp_path: Path
+) -> None:
+    """``serve --workers 2`` with MNEIA_REGIONS: both workers serve both regions, and an MCP session
+    of either region, its requests each over a new connection (so about half reach the worker that
+    did not open it), stays the one session (mcp.affinity through one socket a worker, ``Regions``
+    handing the passed request to its region again). Until now several workers were refused."""
+    every = cli_env(tmp_path, MNEIA_REGIONS=f"eu={two.eu.app_url},us={two.us.app_url}")
+    with live.serving(["--workers", "2"], every, tmp_path) as (process, base):
+        workers = {worker.pid for worker in _workers_of(process)}
+        assert len(workers) == 2, workers
+        agents = {}
+        async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+            for name in ("eu", "us"):
+                assert (await data(client, two.made[name].token, WHO))["workspace"]["region"] == name
+                made = await data(client, two.made[name].token, AGENT, n=f"mcp-{name}-{uuid.uuid4().hex[:6]}")
+                agents[name] = made["createActor"]["token"]
+        for name in ("eu", "us"):
+            mcp = McpOverFreshConnections(base, agents[name])
+            hello = {"name": "claude-code", "version": "2.1.3"}
+            await asyncio.to_thread(
+                mcp.call, 1, "initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo=hello
+            )
+            assert mcp.session is not None and int(mcp.session.partition(".")[0]) in workers, mcp.session
+            await asyncio.to_thread(mcp.post, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            for n in range(8):
+                listed = await asyncio.to_thread(mcp.call, 2 + n, "tools/list")
+                assert listed["tools"], listed
+            ended = await asyncio.to_thread(mcp.end)
+            assert ended.status_code in (200, 204), ended.text
 
 
 # --- Signing in to the inbox across regions -----------------------------------------------------

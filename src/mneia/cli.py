@@ -382,11 +382,14 @@ def serve(args: argparse.Namespace) -> None:
             shutil.rmtree(workers_dir, ignore_errors=True)
 
 
-def regions_app(regions: tuple[tuple[str, str], ...], default: str) -> Regions:
-    """The app of ``mneia serve`` with several regions: one application and engine per region."""
+def regions_app(
+    regions: tuple[tuple[str, str], ...], default: str, workers_dir: Path | None = None
+) -> Regions:
+    """The app of ``mneia serve`` with several regions (of one worker process, built there): one
+    application and engine per region. ``workers_dir``: as ``worker_app``'s."""
     from mneia.http.region import serving
 
-    app = serving(regions, default)
+    app = serving(regions, default, workers_dir=workers_dir)
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -402,11 +405,11 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
     region (requests naming none) is MNEIA_REGION's when it is one of them, else the first named.
     """
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
+    from mneia.http.listener import PerWorkerUnixSocket
     from mneia.http.transport import server_options
 
-    if args.workers > 1:
-        raise CliError("--workers: serving several regions (MNEIA_REGIONS) runs one worker for now", status=2)
     names = [name for name, _ in settings.regions]
     default = settings.region if settings.region in names else names[0]
     for name, url in settings.regions:
@@ -414,11 +417,18 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
             reachable(url, who=f" of region {name} as {make_url(url).username}")
         except CliError as exc:
             print(f"mneia: warning: {exc}", file=sys.stderr, flush=True)
-    sock = listening_socket(args.host, args.port)
+    sock = listening_socket(args.host, args.port, workers=args.workers)
+    # As in serve(): with several workers, each also listens on a Unix socket of its own, through
+    # which the others pass it the requests of its MCP sessions, whatever their region.
+    workers_dir = Path(tempfile.mkdtemp(prefix="mneia-workers-")) if args.workers > 1 else None
+    sockets: list[socket.socket] = [sock]
+    if workers_dir is not None:
+        sockets.append(PerWorkerUnixSocket(workers_dir))
     try:
         config = uvicorn.Config(
-            partial(regions_app, settings.regions, default),
+            partial(regions_app, settings.regions, default, workers_dir),
             factory=True,
+            workers=args.workers,
             log_level=args.log_level,
             access_log=args.access_log,
             lifespan="on",
@@ -427,14 +437,23 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         port = sock.getsockname()[1]
         served = ", ".join(f"{name} at {shown(url)}" for name, url in settings.regions)
-        say(f"starting 1 worker on {host}:{port}")
+        workers = f", {args.workers} workers" if args.workers > 1 else ""
+        say(f"starting {args.workers} worker{'s' if args.workers > 1 else ''} on {host}:{port}")
         announce_ready(
-            args.host, port, f"ready at http://{host}:{port}/graphql (regions: {served}; default {default})"
+            args.host,
+            port,
+            f"ready at http://{host}:{port}/graphql (regions: {served}; default {default}{workers})",
         )
+        if args.workers > 1:
+            Multiprocess(config, sockets=sockets).run()
+            return
         with suppress(_Stop, KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[sock])
     finally:
-        sock.close()
+        for each in sockets:
+            each.close()
+        if workers_dir is not None:
+            shutil.rmtree(workers_dir, ignore_errors=True)
 
 
 READY_PATIENCE = 600.0

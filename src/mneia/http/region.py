@@ -40,6 +40,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
@@ -186,10 +187,18 @@ class Regions:
         return guarded
 
 
-def serving(regions: Sequence[tuple[str, str]], default: str, settings: Settings | None = None) -> Regions:
+def serving(
+    regions: Sequence[tuple[str, str]],
+    default: str,
+    settings: Settings | None = None,
+    workers_dir: Path | None = None,
+) -> Regions:
     """One application per region (``name``, the URL its server role connects with), each with an
     engine of its own, behind ``Regions``. An engine connects when first used: a region whose
-    database is down fails its own requests, never the others'."""
+    database is down fails its own requests, never the others'. ``workers_dir``: one worker of
+    several's (mcp.affinity); every region's MCP endpoint passes a session's requests to the
+    worker that holds it through the same socket, where ``Regions`` hands them to the region
+    again."""
     from mneia.app import create_app
     from mneia.storage.database import create_engine
 
@@ -197,7 +206,9 @@ def serving(regions: Sequence[tuple[str, str]], default: str, settings: Settings
     engines = {name: create_engine(url) for name, url in regions}
     return Regions(
         {
-            name: create_app(engine, settings=replace(settings, region=name), regions=engines)
+            name: create_app(
+                engine, settings=replace(settings, region=name), regions=engines, workers_dir=workers_dir
+            )
             for name, engine in engines.items()
         },
         default,
