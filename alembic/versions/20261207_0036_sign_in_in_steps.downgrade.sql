@@ -8,6 +8,7 @@ DROP FUNCTION mneia_name_ids(field text, ids uuid[]);
 DROP FUNCTION mneia_sign_in_accept(signing_issuer text, signing_subject text, verified_email text, given_name text, workspace uuid, invitation uuid);
 DROP FUNCTION mneia_sign_in_invitations(signing_issuer text, signing_subject text, verified_email text);
 DROP FUNCTION mneia_sign_in_memberships(signing_issuer text, signing_subject text);
+DROP FUNCTION mneia_signing_person(signing_issuer text, signing_subject text, email text);
 CREATE OR REPLACE FUNCTION public.mneia_memberships_of(person uuid)
  RETURNS TABLE(workspace_id uuid, workspace_name text, actor_id uuid, actor_name text)
  LANGUAGE plpgsql
@@ -79,6 +80,36 @@ AS $function$
       RETURN QUERY SELECT m.workspace_id, m.workspace_name, m.actor_id, m.actor_name
         FROM public.mneia_memberships_of(person) m;
     END IF;
+  END
+  $function$;
+CREATE OR REPLACE FUNCTION public.mneia_sign_in_session(signing_issuer text, signing_subject text, workspace uuid, token_digest text, token_hint text, lifetime interval)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  DECLARE
+    person uuid;
+    member uuid;
+    made uuid := public.mneia_uuid7();
+  BEGIN
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, NULL, NULL);
+    SELECT i.id INTO person FROM public.identities i
+      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
+    SELECT a.id INTO member FROM public.actors a
+      WHERE a.identity_id = person AND a.workspace_id = workspace AND a.kind = 'HUMAN';
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+    IF member IS NULL THEN
+      RETURN NULL;
+    END IF;
+    PERFORM public.mneia_bind(workspace, member);
+    INSERT INTO public.api_tokens (workspace_id, id, actor_id, token_hash, hint, created_by, expires_at)
+      VALUES (workspace, made, member, token_digest, token_hint, member,
+              now() + least(lifetime, interval '12 hours'));
+    PERFORM public.mneia_unbind();
+    RETURN made;
   END
   $function$;
 CREATE POLICY identity_seen ON identities AS PERMISSIVE FOR SELECT TO public USING ((EXISTS ( SELECT 1

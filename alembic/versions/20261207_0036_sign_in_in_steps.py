@@ -14,7 +14,8 @@ must run on the node that holds its workspace, where the seal verifies. Now:
   ``mneia_sign_in_accept`` accepts one, bound to its workspace; the server
   calls them in turn on Citus, each acceptance on its workspace's node, and
   ``mneia_sign_in`` calls them in one round trip on one server;
-- ``mneia_sign_in_memberships`` answers the memberships alone;
+- ``mneia_sign_in_memberships`` answers the memberships alone, and every step
+  begins with ``mneia_signing_person`` (the person named, then found);
 - ``mneia_memberships_of`` reads the actors, then their workspaces, each
   table alone, and ``workspace_person`` shows the workspaces it named (a
   setting) instead of reading ``actors``: no longer a policy reading another

@@ -55,11 +55,7 @@ AS $function$
     invited record;
     joined uuid := public.mneia_uuid7();
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
+    person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     SELECT v.invited_by INTO invited FROM public.invitations v
       WHERE v.workspace_id = workspace AND v.id = invitation AND v.email = wanted
         AND v.accepted_at IS NULL AND v.expires_at > now();
@@ -95,12 +91,8 @@ AS $function$
     person uuid;
     member_of uuid[] := '{}';
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     IF person IS NOT NULL THEN
-      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
       SELECT coalesce(array_agg(a.workspace_id), '{}') INTO member_of FROM public.actors a
         WHERE a.identity_id = person;
     END IF;
@@ -121,15 +113,28 @@ AS $function$
   DECLARE
     person uuid;
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, NULL, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    person := public.mneia_signing_person(signing_issuer, signing_subject, NULL);
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
     IF person IS NOT NULL THEN
       RETURN QUERY SELECT m.workspace_id, m.workspace_name, m.actor_id, m.actor_name
         FROM public.mneia_memberships_of(person) m;
     END IF;
+  END
+  $function$;
+CREATE OR REPLACE FUNCTION public.mneia_signing_person(signing_issuer text, signing_subject text, email text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  DECLARE
+    person uuid;
+  BEGIN
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, email, NULL);
+    SELECT i.id INTO person FROM public.identities i
+      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, email, person);
+    RETURN person;
   END
   $function$;
 CREATE OR REPLACE FUNCTION public.mneia_memberships_of(person uuid)
@@ -203,6 +208,33 @@ AS $function$
       FROM public.mneia_sign_in_memberships(signing_issuer, signing_subject) m;
   END
   $function$;
+CREATE OR REPLACE FUNCTION public.mneia_sign_in_session(signing_issuer text, signing_subject text, workspace uuid, token_digest text, token_hint text, lifetime interval)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+  DECLARE
+    person uuid;
+    member uuid;
+    made uuid := public.mneia_uuid7();
+  BEGIN
+    person := public.mneia_signing_person(signing_issuer, signing_subject, NULL);
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
+    SELECT a.id INTO member FROM public.actors a
+      WHERE a.identity_id = person AND a.workspace_id = workspace AND a.kind = 'HUMAN';
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+    IF member IS NULL THEN
+      RETURN NULL;
+    END IF;
+    PERFORM public.mneia_bind(workspace, member);
+    INSERT INTO public.api_tokens (workspace_id, id, actor_id, token_hash, hint, created_by, expires_at)
+      VALUES (workspace, made, member, token_digest, token_hint, member,
+              now() + least(lifetime, interval '12 hours'));
+    PERFORM public.mneia_unbind();
+    RETURN made;
+  END
+  $function$;
 CREATE POLICY identity_seen ON identities AS PERMISSIVE FOR SELECT TO mneia_owner USING ((id = ANY ((COALESCE(NULLIF(( SELECT mneia_person('identities'::text) AS mneia_person), ''::text), '{}'::text))::uuid[])));
 CREATE POLICY workspace_person ON workspaces AS PERMISSIVE FOR SELECT TO mneia_owner USING ((id = ANY ((COALESCE(NULLIF(( SELECT mneia_person('workspaces'::text) AS mneia_person), ''::text), '{}'::text))::uuid[])));
 REVOKE ALL ON FUNCTION mneia_identities_of(actor_ids uuid[]) FROM PUBLIC;
@@ -210,6 +242,7 @@ REVOKE ALL ON FUNCTION mneia_name_ids(field text, ids uuid[]) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_sign_in_accept(signing_issuer text, signing_subject text, verified_email text, given_name text, workspace uuid, invitation uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_sign_in_invitations(signing_issuer text, signing_subject text, verified_email text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mneia_sign_in_memberships(signing_issuer text, signing_subject text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION mneia_signing_person(signing_issuer text, signing_subject text, email text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mneia_identities_of(actor_ids uuid[]) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_sign_in_accept(signing_issuer text, signing_subject text, verified_email text, given_name text, workspace uuid, invitation uuid) TO mneia_app;
 GRANT EXECUTE ON FUNCTION mneia_sign_in_invitations(signing_issuer text, signing_subject text, verified_email text) TO mneia_app;

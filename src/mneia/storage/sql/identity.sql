@@ -222,6 +222,26 @@ CREATE FUNCTION public.mneia_my_memberships()
   END
   $$;
 
+-- The person an ID token names (issuer and subject), or NULL: the transaction
+-- unbound, then the person named, with their identity once found, for the
+-- owner's policies below. Every step of a sign-in begins here.
+CREATE FUNCTION public.mneia_signing_person(signing_issuer text, signing_subject text, email text)
+  RETURNS uuid
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    person uuid;
+  BEGIN
+    PERFORM public.mneia_unbind();
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, email, NULL);
+    SELECT i.id INTO person FROM public.identities i
+      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    PERFORM public.mneia_name_person(signing_issuer, signing_subject, email, person);
+    RETURN person;
+  END
+  $$;
+
 -- Sign-in's first step, once the server validated the provider's ID token: the
 -- open invitations of the email the provider verified (NULL: none), the newest of
 -- each workspace where the person has no actor yet. Read across workspaces, each
@@ -237,12 +257,8 @@ CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_su
     person uuid;
     member_of uuid[] := '{}';
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     IF person IS NOT NULL THEN
-      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
       SELECT coalesce(array_agg(a.workspace_id), '{}') INTO member_of FROM public.actors a
         WHERE a.identity_id = person;
     END IF;
@@ -272,11 +288,7 @@ CREATE FUNCTION public.mneia_sign_in_accept(signing_issuer text, signing_subject
     invited record;
     joined uuid := public.mneia_uuid7();
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
+    person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     SELECT v.invited_by INTO invited FROM public.invitations v
       WHERE v.workspace_id = workspace AND v.id = invitation AND v.email = wanted
         AND v.accepted_at IS NULL AND v.expires_at > now();
@@ -338,10 +350,7 @@ CREATE FUNCTION public.mneia_sign_in_memberships(signing_issuer text, signing_su
   DECLARE
     person uuid;
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, NULL, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    person := public.mneia_signing_person(signing_issuer, signing_subject, NULL);
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
     IF person IS NOT NULL THEN
       RETURN QUERY SELECT m.workspace_id, m.workspace_name, m.actor_id, m.actor_name
@@ -365,10 +374,7 @@ CREATE FUNCTION public.mneia_sign_in_session(signing_issuer text, signing_subjec
     member uuid;
     made uuid := public.mneia_uuid7();
   BEGIN
-    PERFORM public.mneia_unbind();
-    PERFORM public.mneia_name_person(signing_issuer, signing_subject, NULL, NULL);
-    SELECT i.id INTO person FROM public.identities i
-      WHERE i.issuer = signing_issuer AND i.subject = signing_subject;
+    person := public.mneia_signing_person(signing_issuer, signing_subject, NULL);
     PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
     SELECT a.id INTO member FROM public.actors a
       WHERE a.identity_id = person AND a.workspace_id = workspace AND a.kind = 'HUMAN';
