@@ -616,6 +616,32 @@ def leaking(grown: dict[str, int]) -> list[str]:
     return sorted(node for node, size in grown.items() if size > PLANS_KEPT_LIMIT)
 
 
+KEYED = (
+    "SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p"
+    " WHERE p.pronamespace = 'public'::regnamespace"
+    " AND EXISTS (SELECT FROM unnest(p.proconfig) c WHERE c LIKE 'plan_cache_mode=%')"
+    " ORDER BY 1"
+)
+"""The functions that set their own ``plan_cache_mode`` (storage/sql: ``auto``, migration 0032): their
+keyed lookups keep a generic plan per connection."""
+
+
+async def plan_keyed_lookups(admin_url: str, generically: bool) -> list[str]:
+    """Set how the functions of ``KEYED`` plan their statements, on the coordinator (Citus carries
+    ``ALTER FUNCTION`` to every node): ``auto`` as declared (``generically``), or
+    ``force_custom_plan``, planned with their values at every call. The latter is what a Citus
+    that keeps a plan per call (``plans_kept``) needs: a statement planned with its values
+    prunes to its shard at planning, and Citus caches no local plan for it, so nothing
+    accumulates; each lookup is planned again instead. Returns the functions set."""
+    mode = "auto" if generically else "force_custom_plan"
+    async with _driver(admin_url) as connection:
+        functions = [row[0] for row in await connection.fetch(KEYED)]
+        async with connection.transaction():
+            for function in functions:  # names from the catalogue, not from input
+                await connection.execute(f"ALTER FUNCTION {function} SET plan_cache_mode = {mode}")
+    return functions
+
+
 async def detected(admin_url: str) -> bool:
     """Whether the database is a Citus coordinator's (the extension is in it)."""
     engine = lone_engine(admin_url)

@@ -88,14 +88,19 @@ def _build_on_citus(
 
 
 def _check_plan_cache(admin_url: str, on_warning: Callable[[str], None]) -> None:
-    """Warn when the cluster's Citus keeps a plan per call of a keyed lookup (``citus.plans_kept``)."""
+    """When the cluster's Citus keeps a plan per call of a keyed lookup (``citus.plans_kept``), plan
+    Mneia's keyed lookups with their values instead, and warn; when it does not (fixed since the
+    last run), plan them generically again, as declared."""
     leaking = citus.leaking(asyncio.run(citus.plans_kept(admin_url)))
+    asyncio.run(citus.plan_keyed_lookups(admin_url, generically=not leaking))
     if leaking:
         on_warning(
             f"the Citus on {', '.join(leaking)} plans a keyed lookup again at every call and keeps"
-            " every plan: each of the server's connections grows with every request until the node"
-            " runs out of memory. Install a Citus with the fix (citusdata/citus PR 8824, after"
-            " 14.0.1; scripts/citus-patches/ has it for 14.0.1)"
+            " every plan, so that each connection would grow with every request until the node runs"
+            " out of memory: Mneia's functions now plan their lookups with their values at every"
+            " call instead, which costs each request more. Install a Citus with the fix (citusdata/"
+            "citus PR 8824, after 14.0.1; scripts/citus-patches/ has it for 14.0.1) and run"
+            " `mneia migrate` again"
         )
 
 
