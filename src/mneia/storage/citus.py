@@ -589,8 +589,9 @@ _PROBE = f"""DO $probe$
 
 
 async def plans_kept(admin_url: str) -> dict[str, int]:
-    """Per worker holding shards, how many bytes its backend grew over ``PROBE_CALLS`` keyed lookups
-    of a workspace it holds, each planned generically, as every lookup in Mneia's functions is.
+    """Per node holding shards (the workers, and the coordinator when it holds some), how many bytes
+    its backend grew over ``PROBE_CALLS`` keyed lookups of a workspace it holds, each planned
+    generically, as every lookup in Mneia's functions is.
 
     Citus 14.0.1 plans such a lookup again at every call and keeps every plan, so each connection
     of the server grows with each request until the node runs out of memory
@@ -602,6 +603,14 @@ async def plans_kept(admin_url: str) -> dict[str, int]:
         rows = await connection.fetch(
             "SELECT nodename, nodeport, success, result FROM run_command_on_workers($1)", _PROBE
         )
+        try:
+            await connection.execute(_PROBE)  # ends at once where the coordinator holds no shard
+        except asyncpg.RaiseError as raised:
+            found = re.search(r"mneia-probe: (\d+)", str(raised))
+            if found is None:
+                raise
+            url = make_url(admin_url)
+            grown[f"{url.host}:{url.port or 5432}"] = int(found.group(1))
     for row in rows:
         found = re.search(r"mneia-probe: (\d+)", row["result"] or "")
         if found:
