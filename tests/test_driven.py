@@ -13,6 +13,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import asyncpg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -216,3 +217,32 @@ async def test_r2_a_whole_projects_page_reads_what_the_general_listing_reads(
                     break
                 after = quick.records[-1].id
         tx.fail()
+
+
+async def test_a_refusal_relayed_without_its_constraint_names_it_from_its_message(
+    engine: AsyncEngine, world: World
+) -> None:
+    """On Citus a shard's refusal relayed by another node (a reference table's other placement)
+    comes with PostgreSQL's message alone, no constraint field: ``failures.constraint_name`` reads
+    the name there, without the shard's id, so that it is translated as on one server. The real
+    message of a real refusal, rebuilt without its fields as Citus relays it."""
+    duplicate = Driven(
+        text(
+            "INSERT INTO project_members (workspace_id, project_id, actor_id, added_by)"
+            " SELECT workspace_id, project_id, actor_id, added_by FROM project_members"
+            " WHERE project_id = CAST(:project AS uuid) LIMIT 1"
+        )
+    )
+    async with transaction(engine) as tx:
+        await token.authenticate(tx, world.human.token)
+        with pytest.raises(DBAPIError) as caught:
+            await tx.fetch(duplicate, {"project": world.project_id})
+        tx.fail()
+    declared = failures.constraint_name(caught.value)
+    assert declared
+    message = str(caught.value.orig).replace(f'"{declared}"', f'"{declared}_102040"')
+    relayed = DBAPIError("INSERT", None, asyncpg.exceptions.UniqueViolationError(message))
+    assert getattr(relayed.orig, "constraint_name", None) is None
+    assert failures.constraint_name(relayed) == declared
+    conflict = failures.translate(relayed, "addMember")
+    assert conflict is not None and conflict.code == "CONFLICT"

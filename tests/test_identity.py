@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from mneia.config import OWNER_ROLE
 from mneia.storage import identity, token
 from mneia.storage.database import transaction
+from tests import support
 from tests.graphql import Api, Who
 from tests.support import (
     CHECK_VIOLATION,
@@ -39,6 +40,7 @@ from tests.support import (
     constraint_of,
     database_state,
     denied,
+    node_engine,
     refused,
     rows,
     sqlstate,
@@ -66,14 +68,20 @@ async def invite(api: Api, by: Who, email: str) -> str:
 async def sign_in(
     engine: AsyncEngine, person: Person, email: str | None = ""
 ) -> list[identity.MembershipRecord]:
-    """As the server once the provider vouched for ``person`` (``email``: the verified one; None: none)."""
+    """As the server once the provider vouched for ``person`` (``email``: the verified one; None: none);
+    on Citus (``MNEIA_TEST_CITUS``), in its steps, each acceptance on its workspace's node."""
+    verified = person.email if email == "" else email
+    if support.ROUTED is not None:
+        return await identity.sign_in_routed(support.ROUTED, ISSUER, person.subject, verified, person.name)
     async with transaction(engine) as tx:
-        verified = person.email if email == "" else email
         return await identity.sign_in(tx, ISSUER, person.subject, verified, person.name)
 
 
 async def session(engine: AsyncEngine, person: Person, workspace_id: str, hours: int = 12) -> Who:
-    """The person's session token in one workspace, as the sign-in's last step mints it."""
+    """The person's session token in one workspace, as the sign-in's last step mints it (on Citus,
+    on the workspace's node)."""
+    if support.ROUTED is not None:
+        engine = await support.ROUTED.engine(uuid.UUID(workspace_id))
     async with transaction(engine) as tx:
         opened = await identity.open_session(
             tx, ISSUER, person.subject, uuid.UUID(workspace_id), timedelta(hours=hours)
@@ -155,9 +163,11 @@ async def test_r19_an_agent_is_never_linked_to_an_identity(
             i=str(pat["identity_id"]),
             by=admin.id,
         )
-    # The owner (bound, under its policy actor_erase) and the administrator meet the CHECK.
+    # The owner (bound, under its policy actor_erase) and the administrator meet the CHECK: on
+    # Citus on W1's node, where the owner's binding verifies.
+    at_w1 = await node_engine(admin_engine, admin, admin=True)
     for as_owner in (True, False):
-        async with admin_engine.connect() as connection:
+        async with at_w1.connect() as connection:
             await connection.begin()
             if as_owner:
                 await connection.execute(text(f"SET LOCAL ROLE {OWNER_ROLE}"))
@@ -171,7 +181,7 @@ async def test_r19_an_agent_is_never_linked_to_an_identity(
             assert constraint_of(caught.value) == "actors_identity_human"
             await connection.rollback()
     # A new agent with an identity, written by the administrator past every policy.
-    async with admin_engine.connect() as connection:
+    async with at_w1.connect() as connection:
         await connection.begin()
         with pytest.raises(DBAPIError) as caught:
             await connection.execute(
@@ -207,7 +217,9 @@ async def test_r19_a_person_is_one_human_actor_per_workspace(admin_engine: Async
         w=two.w1,
         n=two.pat.name,
     )
-    async with admin_engine.connect() as connection:
+    # On Citus, on W1's node: a shard's refusal relayed by another node does not name its constraint.
+    at_w1 = await node_engine(admin_engine, two.admins[two.w1], admin=True)
+    async with at_w1.connect() as connection:
         await connection.begin()
         with pytest.raises(DBAPIError) as caught:
             await connection.execute(
@@ -221,7 +233,7 @@ async def test_r19_a_person_is_one_human_actor_per_workspace(admin_engine: Async
         assert constraint_of(caught.value) == "actors_identity"
         await connection.rollback()
     # One identity per issuer and subject.
-    async with admin_engine.connect() as connection:
+    async with at_w1.connect() as connection:
         await connection.begin()
         with pytest.raises(DBAPIError) as caught:
             await connection.execute(
@@ -322,12 +334,11 @@ async def test_r19_a_workspace_never_reads_another_workspaces_actors(
         # owner's policies); through mneia_identities_of, those of W1's actors only.
         direct = (await connection.execute(text("SELECT count(*) FROM identities"))).scalar_one()
         assert direct == 0
+        actor_ids = [row.id for row in await connection.execute(text("SELECT id FROM actors"))]
         linked = (
             await connection.execute(
-                text(
-                    "SELECT count(DISTINCT identity_id) FROM"
-                    " mneia_identities_of(ARRAY(SELECT id FROM actors))"
-                )
+                text("SELECT count(DISTINCT identity_id) FROM mneia_identities_of(CAST(:a AS uuid[]))"),
+                {"a": actor_ids},
             )
         ).scalar_one()
     (w1_linked,) = await rows(

@@ -40,13 +40,25 @@ _SHARD_SUFFIX = re.compile(r"_[0-9]{6,}$")
 its shard id, from 102008 up. No constraint of Mneia's ends in six digits."""
 
 
+_NAMED_IN_MESSAGE = re.compile(
+    r'violates (?:unique|check|foreign key|exclusion|not-null) constraint "([^"]+)"'
+)
+"""A constraint's name in PostgreSQL's own message, for an error that carries no name of its own."""
+
+
 def constraint_name(error: DBAPIError) -> str | None:
     """The constraint named by the driver's error: ``orig`` itself when the driver ran the
     statement (storage.database.Driven), its cause when SQLAlchemy's adapter wrapped it. On Citus
-    the error comes from a shard: its name is given as declared, without the shard's id."""
+    the error comes from a shard: its name is given as declared, without the shard's id. A
+    shard's refusal that Citus relays from another node (a reference table's other placements)
+    carries the message alone: the name is read from it."""
     for candidate in (error.orig, getattr(error.orig, "__cause__", None)):
         if name := getattr(candidate, "constraint_name", None):
             return _SHARD_SUFFIX.sub("", str(name))
+    if (sqlstate(error) or "").startswith("23"):
+        found = _NAMED_IN_MESSAGE.search(str(error.orig))
+        if found:
+            return _SHARD_SUFFIX.sub("", found.group(1))
     return None
 
 
