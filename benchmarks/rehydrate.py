@@ -438,7 +438,7 @@ class TimedTx:
         finally:
             spent = (time.perf_counter() - started) * 1000
             self.ms += spent
-            self.by_statement.setdefault(candidates.NAMES.get(statement.sql, "other"), []).append(spent)
+            self.by_statement.setdefault(candidates.name_of(statement.sql), []).append(spent)
 
 
 async def measure_sql(

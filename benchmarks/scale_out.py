@@ -87,7 +87,7 @@ from sqlalchemy.engine import make_url
 
 from mneia.config import app_url
 from mneia.storage import citus, workspace
-from mneia.storage.database import create_engine
+from mneia.storage.database import ON_TABLES, create_engine
 from mneia.storage.node import SHARDS_SHOWN
 
 HERE = Path(__file__).resolve().parent
@@ -633,8 +633,12 @@ def slowest(plain: Latency, routed: Latency, shown: int = 3) -> list[str]:
         return sum(times) / len(latency.sql.samples)
 
     more = sorted(
-        (
-            (per_request(times, routed) - per_request(plain.by_statement.get(sql, []), plain), sql)
+        (  # a statement read from shards (Driven.on) against the same on plain's tables
+            (
+                per_request(times, routed)
+                - per_request(plain.by_statement.get(ON_TABLES.get(sql, sql), []), plain),
+                sql,
+            )
             for sql, times in routed.by_statement.items()
         ),
         reverse=True,

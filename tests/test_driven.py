@@ -17,13 +17,21 @@ import asyncpg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.config import app_url
 from mneia.storage import bulk, failures, item, project, token
-from mneia.storage.database import Driven, TransactionEnded, create_engine, transaction
+from mneia.storage.database import (
+    ON_TABLES,
+    Driven,
+    NotOnShards,
+    TransactionEnded,
+    create_engine,
+    transaction,
+)
+from mneia.storage.tables import item_states, items
 from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import World
 from tests.support import rows
@@ -246,3 +254,39 @@ async def test_a_refusal_relayed_without_its_constraint_names_it_from_its_messag
     assert failures.constraint_name(relayed) == declared
     conflict = failures.translate(relayed, "addMember")
     assert conflict is not None and conflict.code == "CONFLICT"
+
+
+async def test_a_statement_on_shards_reads_each_named_relation_in_place_of_its_table(
+    admin_engine: AsyncEngine,
+) -> None:
+    """``Driven.on`` (issue 25): a ``shardable`` statement compiled with each table's shard reads
+    those relations, every reference (aliased or not) included, and answers as it would on the
+    tables; a statement reading a table the mapping leaves out is refused when compiled, and a
+    statement not ``shardable`` stays as it is."""
+    walked = items.alias("walked")
+    statement = (
+        select(items.c.id, walked.c.project_id)
+        .select_from(items.join(walked, walked.c.id == items.c.id))
+        .where(items.c.workspace_id == bindparam("workspace"))
+    )
+    driven = Driven(statement, shardable=True)
+    on_shard = driven.on({"items": "items_102008"})
+    assert "items_102008 AS items" in on_shard.sql and "items_102008 AS walked" in on_shard.sql
+    assert driven.sends(on_shard.sql) and ON_TABLES[on_shard.sql] == driven.sql
+    assert driven.on({"items": "items_102008"}) is on_shard  # compiled once
+    assert Driven(statement).on({"items": "items_102008"}).sql == driven.sql
+    with pytest.raises(NotOnShards, match="item_states"):
+        Driven(select(item_states.c.item_id), shardable=True).on({"items": "items_102008"})
+    workspace_id, row_id, project_id = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    async with admin_engine.connect() as connection, connection.begin():
+        await connection.execute(text("CREATE TEMPORARY TABLE items_102008 AS SELECT * FROM items LIMIT 0"))
+        await connection.execute(
+            text("INSERT INTO items_102008 (workspace_id, id, project_id) VALUES (:w, :i, :p)"),
+            {"w": workspace_id, "i": row_id, "p": project_id},
+        )
+        driver = (await connection.get_raw_connection()).driver_connection
+        assert isinstance(driver, asyncpg.Connection)
+        arguments = on_shard.arguments({"workspace": workspace_id})
+        assert [tuple(r) for r in await driver.fetch(on_shard.sql, *arguments)] == [(row_id, project_id)]
+        assert await driver.fetch(driven.sql, *arguments) == []  # the table itself holds no such row
+        await connection.rollback()

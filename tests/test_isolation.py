@@ -27,7 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from mneia.config import app_url
 from mneia.storage import tables, token
 from mneia.storage.database import create_engine, transaction
+from mneia.storage.node import Nodes
 from tests import support
+from tests.citus import ON_CLUSTER
 from tests.graphql import Api, Who
 from tests.support import (
     ADD_PROJECT_MEMBER,
@@ -42,6 +44,7 @@ from tests.support import (
     as_caller,
     as_nobody,
     assert_code,
+    node_engine,
     refused,
     rows,
 )
@@ -781,3 +784,38 @@ async def test_r1_server_role_cannot_delete_or_truncate(admin_engine: AsyncEngin
     )
     assert {row["relname"] for row in found} >= set(APPEND_ONLY)
     assert [row["relname"] for row in found if row["can_delete"] or row["can_truncate"]] == []
+
+
+@pytest.mark.skipif(
+    not ON_CLUSTER, reason="reads a Citus shard on its node: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)"
+)
+async def test_r1_on_citus_a_shard_read_directly_shows_only_the_bound_workspace(
+    api: Api, engine: AsyncEngine, nodes: Nodes
+) -> None:
+    """R1, issue 25: a slice's statements read their workspace's shards directly on its node
+    (storage.database.Driven.on), where the shards' own policies are all that guards them. Bound
+    to another workspace of the same node, the first one's shard of ``items`` shows none of its
+    rows, named by its workspace or not; bound to the first (the control), it shows them."""
+    first = await api.world()
+    await api.assert_item(
+        first.human.token, projectId=first.project_id, statement="shards: one", scope="WORKSPACE"
+    )
+    home = await node_engine(engine, first.human)
+    for _ in range(16):  # two workers: about one new workspace in two lands on the first one's node
+        other = await api.world()
+        if await node_engine(engine, other.human) is home:
+            break
+    else:
+        pytest.fail("no workspace of 16 landed on the first one's node")
+    shard = (await nodes.shards(uuid.UUID(first.workspace_id)))["items"]
+    read = text(f'SELECT count(*) FROM "{shard}" WHERE workspace_id = :w OR :everything')
+    for who, everything, expected in (
+        (other.human, False, 0),
+        (other.human, True, 0),
+        (first.human, False, 1),
+    ):
+        async with as_caller(engine, who) as connection:
+            seen = await connection.execute(
+                read, {"w": uuid.UUID(first.workspace_id), "everything": everything}
+            )
+            assert seen.scalar_one() == expected, (who, everything)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -26,9 +27,11 @@ from mneia.storage.database import Driven, Tx, create_engine
 from mneia.storage.node import Nodes
 from mneia.vocabulary import ItemKind
 from tests import support
+from tests.citus import ON_CLUSTER
 from tests.graphql import Api, World
 from tests.support import (
     MAKE_LOAD_BEARING,
+    REHYDRATE,
     RETIRE_ITEM,
     SUPERSEDE,
     as_caller,
@@ -420,11 +423,10 @@ async def test_r11_8_a_slice_is_read_in_one_snapshot_whatever_commits_meanwhile(
     this slice listed the rule as GUARANTEED and, in the same text, as replaced."""
     rule = await load_bearing(api, world, "Refund batches settle overnight")
     admin_url = api.admin_engine.url.render_as_string(hide_password=False)
-    replacements = {candidates.REPLACEMENTS_SQL}
     meanwhile: list[str] = []
 
     def before(_sender: Any, statement: str, _arguments: Any) -> None:
-        if statement in replacements and not meanwhile:
+        if candidates.name_of(statement) == "replacements" and not meanwhile:
             meanwhile.append(statement)
             supersede_elsewhere(admin_url, world, rule, "Refund batches settle hourly")
 
@@ -738,3 +740,25 @@ async def test_r11_a_half_written_supersession_never_breaks_a_slice(api: Api, wo
     (note,) = found["supersessions"]
     said = (await api.run(world.agent.token, ITEM_TIMES, i=note["replacement"]["id"]))["item"]["assertedAt"]
     assert note["previous"]["id"] == target and note["at"] == said
+
+
+@pytest.mark.skipif(
+    not ON_CLUSTER, reason="reads a Citus shard on its node: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)"
+)
+async def test_on_citus_a_slice_whose_shards_are_gone_fails_once_then_reads_them_again(
+    api: Api, world: World, nodes: Nodes
+) -> None:
+    """A slice reads its workspace's shards by the names the server cached (Driven.on). After a
+    split, a name no longer exists: that request fails, as the database's absence does (nothing
+    written, a retry invited), and the names are read again, so the next slice is whole."""
+    rule = await load_bearing(api, world, "Refund batches settle overnight")
+    workspace_id = uuid.UUID(world.workspace_id)
+    real = await nodes.shards(workspace_id)
+    nodes._shards[workspace_id] = {**real, "items": "items_1"}  # as after a split: a shard gone
+    failed = await api.fail(
+        world.agent.token, REHYDRATE, i={"projectId": world.project_id, "task": "refunds", "tokenBudget": 500}
+    )
+    assert failed["extensions"]["code"] == "SERVICE_UNAVAILABLE", failed
+    again = await rehydrate(api, world.agent.token, world.project_id, "refund batches settle", 2000)
+    assert entry_ids(again, "GUARANTEED") == {rule}
+    assert await nodes.shards(workspace_id) == real

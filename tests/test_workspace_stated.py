@@ -60,7 +60,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from mneia.app import create_app
 from mneia.config import APP_ROLE, async_url
+from mneia.rehydration import candidates
 from mneia.storage import database, dispute, notification, proposal, token
+from mneia.storage.node import Nodes
 from mneia.storage.tables import item_states, items
 from tests.citus import ON_CLUSTER
 from tests.graphql import Api, Who
@@ -835,14 +837,23 @@ async def fan_outs(
 @pytest.mark.skipif(
     not ON_CLUSTER, reason="reads a Citus coordinator's plans: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)"
 )
-async def test_r1_on_citus_no_statement_of_the_request_path_fans_out(api: Api, engine: AsyncEngine) -> None:
+async def test_r1_on_citus_no_statement_of_the_request_path_fans_out(
+    api: Api, engine: AsyncEngine, nodes: Nodes
+) -> None:
     """R1, issue 25: on a Citus cluster, the representative run through the routed application (each
     request on its workspace's node, as ``mneia serve`` routes it); every statement it sent is planned
-    by the coordinator, and none reaches more than one shard. The control: the same read without
-    its workspace is planned over every shard, and with it over one."""
+    by the coordinator, and none reaches more than one shard. A slice's statements read the
+    workspace's own shards on its node (``Driven.on``): each names exactly them, and is planned on
+    the coordinator as it reads the tables. The control: the same read without its workspace is
+    planned over every shard, and with it over one."""
     workspace_id, human = await api.bootstrap()
     with sent(engine) as statements:
         await representative_run(api, engine, human)
+    own = await nodes.shards(uuid.UUID(workspace_id))
+    on_own_shards = {statement.on(own).sql for _, pair in candidates.NAMED for statement in pair}
+    on_shards = [sql for sql, _ in statements if sql in database.ON_TABLES]
+    assert on_shards and set(on_shards) <= on_own_shards, "a slice reads its own workspace's shards"
+    statements = [(database.ON_TABLES.get(sql, sql), parameters) for sql, parameters in statements]
     explained, distributed, offenders = await fan_outs(api.admin_engine, statements)
     assert explained > 200 and distributed > 150, (explained, distributed)
     assert not offenders, f"statements that reach several shards ({len(offenders)}):\n" + "\n".join(offenders)

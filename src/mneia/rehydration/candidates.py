@@ -442,27 +442,30 @@ def walk_length(scan: int, probed: int, hits: int) -> int:
 
 
 # Sent by the driver: on the path of every slice (storage.database.Driven).
-_PROBE = Driven(_probe_statement())
-_GUARANTEED, _GUARANTEED_THEN = Driven(_guaranteed_statement(None)), Driven(_guaranteed_statement(_MOMENT))
-_ITEMS, _ITEMS_THEN = Driven(_items_statement(None)), Driven(_items_statement(_MOMENT))
-_REPLACEMENTS = Driven(_replacements_statement(None))
-_REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT))
-_FILLERS, _FILLERS_THEN = Driven(_fillers_statement(None)), Driven(_fillers_statement(_MOMENT))
-REPLACEMENTS_SQL = _REPLACEMENTS.sql
-"""The recent replacements' statement, as sent (for tests that act between a slice's statements)."""
-NAMES = {
-    statement.sql: name
-    for name, pair in (
-        ("guaranteed", (_GUARANTEED, _GUARANTEED_THEN)),
-        ("matches", (_ITEMS, _ITEMS_THEN)),
-        ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
-        ("fillers", (_FILLERS, _FILLERS_THEN)),
-        ("probe", (_PROBE,)),
-        ("plan mode", (WALKS, SORTS)),
-    )
-    for statement in pair
-}
-"""Each candidate statement's name, by its text as sent (for benchmarks that time them apart)."""
+# Each read from the workspace's shards on Citus (Driven.on): planned once there, not twice.
+_PROBE = Driven(_probe_statement(), shardable=True)
+_GUARANTEED = Driven(_guaranteed_statement(None), shardable=True)
+_GUARANTEED_THEN = Driven(_guaranteed_statement(_MOMENT), shardable=True)
+_ITEMS = Driven(_items_statement(None), shardable=True)
+_ITEMS_THEN = Driven(_items_statement(_MOMENT), shardable=True)
+_REPLACEMENTS = Driven(_replacements_statement(None), shardable=True)
+_REPLACEMENTS_THEN = Driven(_replacements_statement(_MOMENT), shardable=True)
+_FILLERS = Driven(_fillers_statement(None), shardable=True)
+_FILLERS_THEN = Driven(_fillers_statement(_MOMENT), shardable=True)
+NAMED = (
+    ("guaranteed", (_GUARANTEED, _GUARANTEED_THEN)),
+    ("matches", (_ITEMS, _ITEMS_THEN)),
+    ("replacements", (_REPLACEMENTS, _REPLACEMENTS_THEN)),
+    ("fillers", (_FILLERS, _FILLERS_THEN)),
+    ("probe", (_PROBE,)),
+    ("plan mode", (WALKS, SORTS)),
+)
+
+
+def name_of(sql: str) -> str:
+    """A candidate statement's name by its text as sent, on the tables or on shards ("other" for
+    any other statement): for benchmarks that time them apart, tests that act between them."""
+    return next((name for name, pair in NAMED for statement in pair if statement.sends(sql)), "other")
 
 
 @dataclass(frozen=True, slots=True)

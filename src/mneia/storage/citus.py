@@ -409,6 +409,15 @@ NODE_OF = text(
 )
 """The node holding the workspace's (active) placement of the shard of ``workspaces``, which every
 other tenant table is colocated with (readable by every role: Citus's catalogue)."""
+SHARDS_OF = text(
+    "SELECT c.relname AS name, c.relname || '_' || get_shard_id_for_distribution_column("
+    "p.logicalrelid, CAST(:id AS uuid)) AS shard"
+    " FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid"
+    " WHERE c.relnamespace = 'public'::regnamespace AND p.partmethod = 'h' AND p.colocationid ="
+    " (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'public.workspaces'::regclass)"
+)
+"""Each table colocated with ``workspaces`` and the name of its shard holding the workspace (Citus
+names a shard by its table and its id; Mneia's table names are far too short to be shortened)."""
 _NODE_OF_BY_NUMBER = str(NODE_OF).replace("CAST(:id AS uuid)", "CAST($1 AS uuid)")
 """The same, for the driver (a numbered parameter)."""
 

@@ -24,7 +24,7 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from mneia.storage.citus import NODE_OF
+from mneia.storage.citus import NODE_OF, SHARDS_OF
 from mneia.storage.database import create_engine
 
 Address = tuple[str, int]
@@ -49,6 +49,7 @@ class Nodes:
         self.coordinator = coordinator
         self.pool_size = pool_size
         self._where: dict[uuid.UUID, Address] = {}
+        self._shards: dict[uuid.UUID, dict[str, str]] = {}
         self._engines: dict[Address, AsyncEngine] = {}
 
     async def engine(self, workspace_id: uuid.UUID) -> AsyncEngine:
@@ -63,8 +64,24 @@ class Nodes:
         when that is another node (the shard group moved), None when it is the same (the token is
         simply unknown, revoked or expired there)."""
         address = self._where[workspace_id] = await self._node_of(workspace_id)
+        self._shards.pop(workspace_id, None)
         engine = self._engine_at(address)
         return None if engine is tried else engine
+
+    async def shards(self, workspace_id: uuid.UUID) -> dict[str, str]:
+        """Each distributed table's shard holding the workspace (``items`` → ``items_102008``), for
+        the statements that read them directly on its node (``Driven.on``): read from the
+        coordinator once, then cached until the workspace moves or a shard is found gone."""
+        found = self._shards.get(workspace_id)
+        if found is None:
+            async with self.coordinator.connect() as connection:
+                rows = (await connection.execute(SHARDS_OF, {"id": str(workspace_id)})).all()
+            found = self._shards[workspace_id] = {str(row.name): str(row.shard) for row in rows}
+        return found
+
+    def forget_shards(self, workspace_id: uuid.UUID) -> None:
+        """A shard named for the workspace is gone (split since): read them again next time."""
+        self._shards.pop(workspace_id, None)
 
     async def primaries(self) -> list[AsyncEngine]:
         """The pool of every active primary node, as the coordinator lists them now (the

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Hashable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import strawberry
@@ -159,6 +160,9 @@ class Context:
                 actor = await token.authenticate(tx, secret)
                 if actor is not None:
                     await held.enter_async_context(opened.pop_all())
+                    if self.nodes is not None:  # bound here: the workspace's shards are on this node
+                        tx.shards = await self.nodes.shards(actor.workspace_id)
+                        tx.shards_stale = partial(self.nodes.forget_shards, actor.workspace_id)
                     return tx, actor
                 tx.rollback_only = True
             moved = await self._moved(secret, engine) if attempt == 1 else None
