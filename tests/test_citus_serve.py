@@ -41,7 +41,7 @@ from mneia.storage import citus, node
 from mneia.storage.database import create_engine
 from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, output, scratch_directory
 from tests.graphql import Api, World
-from tests.live import CLI, cli_env, serving
+from tests.live import CLI, cli_env, free_port, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
 
 pytestmark = [pytest.mark.slow, ASKED]
@@ -295,6 +295,36 @@ def test_mneia_serve_finds_citus_and_routes_each_request_to_its_workspaces_node(
     ]
     assert ready.status_code == 200, ready.text
     assert "a Citus coordinator: each request runs on the node" in (logs / "serve.out").read_text()
+
+
+def test_mneia_serve_with_regions_routes_a_citus_regions_requests_to_their_workspaces_nodes(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    """Issue 25: ``mneia serve`` with MNEIA_REGIONS, one region a Citus cluster (as each region may
+    be) beside one whose database does not answer: the cluster's region is found to be Citus when
+    the server starts, and each of its requests runs on its workspace's node, as with
+    DATABASE_URL alone (through the coordinator its tokens would bind nobody); the other region
+    is said unreachable and served anyway."""
+    logs = scratch / "serve-regions"
+    logs.mkdir(exist_ok=True)
+    absent = f"postgresql://mneia_app@127.0.0.1:{free_port()}/absent"
+    env = cli_env(scratch, MNEIA_REGIONS=f"local={app_url(served.cluster.url)},eu={absent}")
+    with serving([], env, logs) as (_, base):
+        answers = [
+            httpx.post(
+                f"{base}/graphql",
+                json={"query": "{ me { id } }"},
+                headers={"Authorization": f"Bearer {w.human.token}"},
+                timeout=60,
+            ).json()
+            for w in (worlds.one, worlds.other)
+        ]
+    assert [a.get("data") for a in answers] == [
+        {"me": {"id": w.human.id}} for w in (worlds.one, worlds.other)
+    ]
+    said = (logs / "serve.out").read_text() + (logs / "serve.err").read_text()
+    assert "region local: a Citus coordinator" in said, said
+    assert "region eu" in said and "cannot reach" in said, said
 
 
 SHELL_POLICIES = (

@@ -172,10 +172,12 @@ def create_app(
     workers_dir: Path | None = None,
     nodes: Nodes | None = None,
     regions: Mapping[str, AsyncEngine] | None = None,
+    regions_nodes: Mapping[str, Nodes] | None = None,
 ) -> Starlette:
     """The whole application. ``workers_dir``: one worker of several's, where each listens on a
     Unix socket of its own (mcp.affinity). ``regions``: in a process serving several
-    (http.region.serving), each one's engine by name, where OpenID sign-in looks for a person.
+    (http.region.serving), each one's engine by name, where OpenID sign-in looks for a person;
+    ``regions_nodes``: the nodes of each of them that is a Citus cluster, for the same.
 
     ``nodes``: on a Citus cluster (``engine`` on its coordinator), where each workspace lives:
     every request with a token runs on its workspace's node (storage.node); what reads no
@@ -221,7 +223,14 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(signing_in, engine, settings.region, regions, directory, nodes),
+            *oidc.routes(
+                signing_in,
+                engine,
+                settings.region,
+                regions,
+                directory,
+                {**(regions_nodes or {}), **({settings.region: nodes} if nodes is not None else {})},
+            ),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

@@ -383,13 +383,17 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def regions_app(
-    regions: tuple[tuple[str, str], ...], default: str, workers_dir: Path | None = None
+    regions: tuple[tuple[str, str], ...],
+    default: str,
+    workers_dir: Path | None = None,
+    citus: frozenset[str] = frozenset(),
 ) -> Regions:
     """The app of ``mneia serve`` with several regions (of one worker process, built there): one
-    application and engine per region. ``workers_dir``: as ``worker_app``'s."""
+    application and engine per region. ``workers_dir``: as ``worker_app``'s; ``citus``: the regions
+    whose database is a Citus coordinator's (each request there runs on its workspace's node)."""
     from mneia.http.region import serving
 
-    app = serving(regions, default, workers_dir=workers_dir)
+    app = serving(regions, default, workers_dir=workers_dir, citus=citus)
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -412,11 +416,20 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
 
     names = [name for name, _ in settings.regions]
     default = settings.region if settings.region in names else names[0]
+    citus: set[str] = set()
     for name, url in settings.regions:
         try:
             reachable(url, who=f" of region {name} as {make_url(url).username}")
         except CliError as exc:
-            print(f"mneia: warning: {exc}", file=sys.stderr, flush=True)
+            print(
+                f"mneia: warning: {exc}; if it is a Citus cluster, restart once it answers",
+                file=sys.stderr,
+                flush=True,
+            )
+            continue
+        if asyncio.run(_citus(url)):
+            citus.add(name)
+            say(f"region {name}: a Citus coordinator; each request runs on the node that holds its workspace")
     sock = listening_socket(args.host, args.port, workers=args.workers)
     # As in serve(): with several workers, each also listens on a Unix socket of its own, through
     # which the others pass it the requests of its MCP sessions, whatever their region.
@@ -426,7 +439,7 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
         sockets.append(PerWorkerUnixSocket(workers_dir))
     try:
         config = uvicorn.Config(
-            partial(regions_app, settings.regions, default, workers_dir),
+            partial(regions_app, settings.regions, default, workers_dir, frozenset(citus)),
             factory=True,
             workers=args.workers,
             log_level=args.log_level,

@@ -192,22 +192,32 @@ def serving(
     default: str,
     settings: Settings | None = None,
     workers_dir: Path | None = None,
+    citus: frozenset[str] = frozenset(),
 ) -> Regions:
     """One application per region (``name``, the URL its server role connects with), each with an
     engine of its own, behind ``Regions``. An engine connects when first used: a region whose
     database is down fails its own requests, never the others'. ``workers_dir``: one worker of
     several's (mcp.affinity); every region's MCP endpoint passes a session's requests to the
     worker that holds it through the same socket, where ``Regions`` hands them to the region
-    again."""
+    again. ``citus``: the regions whose database is a Citus coordinator's: each gets the map of
+    its nodes (storage.node), as ``mneia serve`` on one Citus cluster, and OpenID sign-in at any
+    region served here accepts its invitations on their workspaces' nodes."""
     from mneia.app import create_app
     from mneia.storage.database import create_engine
+    from mneia.storage.node import Nodes
 
     settings = settings or Settings.from_env()
     engines = {name: create_engine(url) for name, url in regions}
+    nodes = {name: Nodes(engine) for name, engine in engines.items() if name in citus}
     return Regions(
         {
             name: create_app(
-                engine, settings=replace(settings, region=name), regions=engines, workers_dir=workers_dir
+                engine,
+                settings=replace(settings, region=name),
+                regions=engines,
+                workers_dir=workers_dir,
+                nodes=nodes.get(name),
+                regions_nodes=nodes,
             )
             for name, engine in engines.items()
         },

@@ -162,13 +162,15 @@ class SignIn:
         region: str = DEFAULT_REGION,
         regions: Mapping[str, AsyncEngine] | None = None,
         directory: Directory | None = None,
-        nodes: Nodes | None = None,
+        nodes: Mapping[str, Nodes] | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.region = region
         self.directory = directory
-        self.nodes = nodes  # on a Citus coordinator: where this region's workspaces live
+        self.nodes = dict(
+            nodes or {}
+        )  # each region served here on a Citus cluster: where its workspaces live
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
@@ -277,8 +279,8 @@ class SignIn:
         away = []
         for region, engine in self.regions.items():
             try:
-                if region == self.region and self.nodes is not None:
-                    held = await identity.sign_in_routed(self.nodes, issuer, subject, email, name)
+                if (nodes := self.nodes.get(region)) is not None:
+                    held = await identity.sign_in_routed(nodes, issuer, subject, email, name)
                 else:
                     async with transaction(engine) as tx:
                         held = await identity.sign_in(tx, issuer, subject, email, name)
@@ -317,8 +319,8 @@ class SignIn:
         database and naming that region, in the inbox's cookie."""
         try:
             engine = self.regions[region]
-            if region == self.region and self.nodes is not None:
-                engine = await self.nodes.engine(workspace_id)  # the token is minted where it binds
+            if (nodes := self.nodes.get(region)) is not None:
+                engine = await nodes.engine(workspace_id)  # the token is minted where it binds
             async with transaction(engine) as tx:
                 opened = await identity.open_session(
                     tx, issuer, subject, workspace_id, cookie.SESSION_LIFETIME, region
@@ -353,14 +355,14 @@ def routes(
     region: str = DEFAULT_REGION,
     regions: Mapping[str, AsyncEngine] | None = None,
     directory: Directory | None = None,
-    nodes: Nodes | None = None,
+    nodes: Mapping[str, Nodes] | None = None,
 ) -> list[BaseRoute]:
     """``/auth/login``, ``/auth/callback`` and ``/auth/pick``; none when sign-in is not configured.
     ``region``: the server's; ``regions``: every region this process serves, by name, where the
     person is looked for too (http.region.serving); ``directory``: the regions' directory,
-    through which the person's workspaces in other regions are found; ``nodes``: on a Citus
-    coordinator, where each workspace of this region lives (its invitations are accepted and its
-    session tokens minted there)."""
+    through which the person's workspaces in other regions are found; ``nodes``: of each region
+    served here that is a Citus cluster (this one's included), where each of its workspaces lives
+    (its invitations are accepted and its session tokens minted there)."""
     if settings is None:
         return []
     sign_in = SignIn(settings, engine, region, regions, directory, nodes)
