@@ -27,7 +27,7 @@ from tests.support import rows
 
 # Tables of the database that the application never queries (the owner's key; a sign-in's
 # single-use states, reached through mneia_sign_in_keep and _take).
-OWNER_ONLY = {"seal_keys", "sign_in_states"}
+OWNER_ONLY = {"seal_keys", "sign_in_states", "identity_links"}
 
 
 @pytest.fixture(scope="module")

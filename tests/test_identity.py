@@ -428,6 +428,51 @@ async def test_r19_an_invitation_is_accepted_once_then_the_person_is_found_by_su
     assert await sign_in(engine, fresh("stranger")) == []
 
 
+async def test_r19_r18_an_erased_actor_takes_its_workspace_out_of_the_persons_memberships(
+    api: Api, engine: AsyncEngine, admin_engine: AsyncEngine
+) -> None:
+    """A person's workspaces are read from their links (``identity_links``, migration 0037): one
+    written with each actor a sign-in links, and removed when a human of the workspace erases
+    the actor (R18), so that neither ``myMemberships`` nor a sign-in offers that workspace again,
+    and its invitations may be accepted anew. The control: the other workspace stays; and a
+    link left behind by hand shows nothing, each actor being read by its key as well."""
+    kept, kept_admin = await api.bootstrap("kept-admin")
+    left, left_admin = await api.bootstrap("left-admin")
+    sam = fresh("sam")
+    for by in (kept_admin, left_admin):
+        await invite(api, by, sam.email)
+    joined = {str(m.workspace_id): m for m in await sign_in(engine, sam)}
+    assert set(joined) == {kept, left}
+    sam_in_kept = await session(engine, sam, kept)
+    mine = await api.run(sam_in_kept.token, MEMBERSHIPS)
+    assert {m["workspace"]["id"] for m in mine["myMemberships"]} == {kept, left}
+    erase = 'mutation($a: ID!) { eraseActor(id: $a, reason: "left") { id erased } }'
+    await api.run(left_admin.token, erase, a=str(joined[left].actor_id))
+    mine = await api.run(sam_in_kept.token, MEMBERSHIPS)
+    assert {m["workspace"]["id"] for m in mine["myMemberships"]} == {kept}
+    assert {str(m.workspace_id) for m in await sign_in(engine, sam)} == {kept}
+    links = await rows(
+        admin_engine,
+        "SELECT l.workspace_id FROM identity_links l JOIN identities i ON i.id = l.identity_id"
+        " WHERE i.subject = :s",
+        s=sam.subject,
+    )
+    assert {str(row["workspace_id"]) for row in links} == {kept}
+    # A link put back by hand to the erased actor: read by its key, the actor is erased, so nothing.
+    (person,) = await rows(admin_engine, "SELECT id FROM identities WHERE subject = :s", s=sam.subject)
+    async with (await node_engine(admin_engine, left_admin, admin=True)).begin() as connection:
+        await connection.execute(
+            text("INSERT INTO identity_links (identity_id, workspace_id, actor_id) VALUES (:i, :w, :a)"),
+            {"i": person["id"], "w": uuid.UUID(left), "a": joined[left].actor_id},
+        )
+    mine = await api.run(sam_in_kept.token, MEMBERSHIPS)
+    assert {m["workspace"]["id"] for m in mine["myMemberships"]} == {kept}
+    # Invited again, Sam joins again: a new actor, whose link replaces the one left behind.
+    await invite(api, left_admin, sam.email)
+    again = {str(m.workspace_id): m for m in await sign_in(engine, sam)}
+    assert set(again) == {kept, left} and again[left].actor_id != joined[left].actor_id
+
+
 async def test_r19_an_expired_invitation_accepts_nobody(api: Api, engine: AsyncEngine) -> None:
     _, admin = await api.bootstrap("admin")
     late = fresh("late")

@@ -751,7 +751,7 @@ async def test_r1_server_role_owns_nothing_and_owner_owns_every_table(admin_engi
     )
     owners = {row["table_name"]: row["owner"] for row in tables_owned}
     assert owned["objects"] == 0
-    assert set(owners) == set(TENANT_TABLES) | {"seal_keys", "sign_in_states"}
+    assert set(owners) == set(TENANT_TABLES) | {"seal_keys", "sign_in_states", "identity_links"}
     assert set(owners.values()) == {"mneia_owner"}
 
 

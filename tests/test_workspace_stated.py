@@ -32,11 +32,11 @@ EXPLAIN does not show the statements inside the database's own functions and
 triggers (storage/sql). So the same run is sent again through connections
 that load auto_explain, which plans every statement run, nested ones too
 (a function's variables, ``NEW.workspace_id`` among them, as constants), and
-each plan is read the same way. Two lookups may read every workspace, and
-are listed (ACROSS_WORKSPACES): a person seen through their actors, which
-moves to the regions' directory (docs/scale-out.md). One more is not run
-here: ``mneia_authenticate`` finds a token minted before 0024, which names no
-workspace, by its digest alone.
+each plan is read the same way. None may read every workspace
+(ACROSS_WORKSPACES, empty since a person's workspaces are read from their
+links, migration 0037). One lookup is not run here: ``mneia_authenticate``
+finds a token minted before 0024, which names no workspace, by its digest
+alone.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from mneia.app import create_app
 from mneia.config import APP_ROLE, async_url
 from mneia.rehydration import candidates
 from mneia.storage import database, dispute, notification, proposal, token
+from mneia.storage.citus import REFERENCE_TABLES
 from mneia.storage.node import Nodes
 from mneia.storage.tables import item_states, items
 from tests.citus import ON_CLUSTER
@@ -73,8 +74,11 @@ TENANT_TABLES = text(
     "SELECT table_name, CASE WHEN table_name = 'workspaces' THEN 'id' ELSE 'workspace_id' END AS key"
     " FROM information_schema.columns WHERE table_schema = 'public'"
     " AND (column_name = 'workspace_id' OR (table_name = 'workspaces' AND column_name = 'id'))"
-)
-"""Every table of a tenant's rows, with the column that names the tenant."""
+    " AND table_name <> ALL (CAST(:reference AS text[]))"
+).bindparams(reference=sorted(REFERENCE_TABLES))
+"""Every table of a tenant's rows, with the column that names the tenant. Not ``identity_links``,
+which names the workspaces of a person and is read by the person: on Citus a reference table,
+read on the node the request runs on, never across the nodes."""
 
 OWN_CONDITIONS = ("Index Cond", "Recheck Cond", "Filter", "TID Cond")
 """A scan's own conditions: where its key is fixed to a constant."""
@@ -653,15 +657,11 @@ async def test_r1_every_statement_of_the_request_path_states_its_workspace(
     )
 
 
-ACROSS_WORKSPACES = {
-    "SELECT coalesce(array_agg(a.id), '{}'), coalesce(array_agg(a.workspace_id), '{}')": {"actors a"},
-    "SELECT coalesce(array_agg(w.id), '{}'), coalesce(array_agg(w.name), '{}')": {"workspaces w"},
-}
-"""What reads a person's actors in every workspace, and may (the regions' directory will hold it,
-docs/scale-out.md): mneia_memberships_of (myMemberships: the person's actors, then their
-workspaces by id, each table alone since migration 0036, where a join and the policy
-workspace_person read ``actors`` a second time, and the policy identity_seen a third). The list
-may only shrink."""
+ACROSS_WORKSPACES: dict[str, set[str]] = {}
+"""What may read every workspace: nothing since migration 0037, where a person's workspaces are
+read from their links (``identity_links``) and each actor and workspace by its key; until then,
+mneia_memberships_of read the person's actors, then their workspaces, in every workspace. The
+list may only shrink."""
 
 
 async def test_r1_the_statements_inside_the_databases_functions_state_it_too(
@@ -917,21 +917,19 @@ async def test_r1_on_citus_nothing_the_request_path_runs_reaches_several_shards_
 ) -> None:
     """R1, issue 25: what the statements' plans cannot show, the statements the database's own
     functions and triggers run on the workers (authentication, the guards, the events, the
-    counters), counted by Citus's executor on every node: the representative run executes over
-    several shards only what reads a person's actors in every workspace (ACROSS_WORKSPACES): its
-    one ``myMemberships``, counted alone as well. The control: one read without its workspace, on a
-    worker, is counted as one."""
+    counters), counted by Citus's executor on every node: the representative run executes nothing
+    over several shards, its ``myMemberships`` included (a person's workspaces read from their
+    links since migration 0037, each actor and workspace by its key), counted alone as well. The
+    control: one read without its workspace, on a worker, is counted as one."""
     _, human = await api.bootstrap()
-    async with counted(api.admin_engine) as across:
-        await api.run(human.token, "{ myMemberships { workspace { name } actor { name } } }")
-    assert sum(multi for multi, _ in across.values()) >= 1, across
+    async with counted(api.admin_engine) as memberships:
+        found = await api.run(human.token, "{ myMemberships { workspace { name } actor { name } } }")
+    assert len(found["myMemberships"]) == 1, found
+    assert sum(multi for multi, _ in memberships.values()) == 0, memberships
     async with counted(api.admin_engine) as ran:
         await representative_run(api, engine, human)
     assert sum(single for _, single in ran.values()) > 200, ran  # the run's statements were counted
-    assert sum(multi for multi, _ in ran.values()) == sum(multi for multi, _ in across.values()), (
-        ran,
-        across,
-    )
+    assert sum(multi for multi, _ in ran.values()) == 0, ran
     async with api.admin_engine.connect() as connection:
         worker = (
             await connection.execute(

@@ -294,6 +294,10 @@ CREATE FUNCTION public.mneia_bootstrap(new_workspace uuid, workspace_name text, 
     INSERT INTO public.identities (id, display_name) VALUES (new_identity, human_name);
     INSERT INTO public.actors (workspace_id, id, kind, name, identity_id)
       VALUES (new_workspace, new_actor, 'HUMAN', human_name, new_identity);
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, new_identity);
+    INSERT INTO public.identity_links (identity_id, workspace_id, actor_id)
+      VALUES (new_identity, new_workspace, new_actor);
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
     INSERT INTO public.api_tokens (workspace_id, id, actor_id, token_hash)
       VALUES (new_workspace, public.mneia_uuid7(), new_actor, token_digest);
     PERFORM public.mneia_unbind();

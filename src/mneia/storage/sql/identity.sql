@@ -60,10 +60,26 @@ CREATE TABLE sign_in_states (
   expires_at timestamptz NOT NULL
 );
 
+-- Where each person has an actor: one row per identity and workspace, so that a
+-- person's memberships are found without reading every workspace's actors (on
+-- Citus a reference table, on every node: read where the request runs, never
+-- across the nodes). Written by the functions that link a person to an actor
+-- (mneia_bootstrap, mneia_sign_in_accept) and unlink one (mneia_erase_actor),
+-- each with the person named; whatever reads it checks each actor's own row too,
+-- so a link left behind (an administrator's hand) shows nothing.
+CREATE TABLE identity_links (
+  identity_id uuid NOT NULL REFERENCES identities (id),
+  workspace_id uuid NOT NULL,
+  actor_id uuid NOT NULL,
+  PRIMARY KEY (identity_id, workspace_id)
+);
+
 ALTER TABLE invitations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE invitations FORCE ROW LEVEL SECURITY;
 ALTER TABLE sign_in_states ENABLE ROW LEVEL SECURITY;
 ALTER TABLE sign_in_states FORCE ROW LEVEL SECURITY;
+ALTER TABLE identity_links ENABLE ROW LEVEL SECURITY;
+ALTER TABLE identity_links FORCE ROW LEVEL SECURITY;
 
 -- The person a function below answers for, from the settings it set itself:
 -- 'issuer', 'subject', 'email' or 'identity'. Read by the owner's policies only.
@@ -133,6 +149,39 @@ CREATE POLICY actor_person ON actors FOR SELECT TO mneia_owner
 CREATE POLICY workspace_person ON workspaces FOR SELECT TO mneia_owner USING (
   id = ANY (coalesce(nullif((SELECT mneia_person('workspaces')), ''), '{}')::uuid[]));
 CREATE POLICY sign_in_state_owner ON sign_in_states TO mneia_owner USING (true) WITH CHECK (true);
+-- The named person's links, read, made and unmade by the owner's functions alone.
+CREATE POLICY identity_link_person ON identity_links TO mneia_owner
+  USING (identity_id = (SELECT mneia_person('identity'))::uuid)
+  WITH CHECK (identity_id = (SELECT mneia_person('identity'))::uuid);
+
+-- The person's actors: where their links say they have one, each actor read by its key
+-- and kept when it is still the person's live HUMAN actor (a link left behind shows
+-- nothing). No statement reads every workspace: on Citus the links are read on this node,
+-- each actor on its own. The person named first, as by every function reading by them.
+CREATE FUNCTION public.mneia_linked_actors(person uuid)
+  RETURNS TABLE (workspace_id uuid, actor_id uuid, actor_name text)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    linked record;
+    held text;
+  BEGIN
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
+    FOR linked IN SELECT l.workspace_id, l.actor_id FROM public.identity_links l WHERE l.identity_id = person
+    LOOP
+      SELECT a.name INTO held FROM public.actors a
+        WHERE a.workspace_id = linked.workspace_id AND a.id = linked.actor_id
+          AND a.identity_id = person AND a.kind = 'HUMAN' AND a.erased_at IS NULL;
+      IF FOUND THEN
+        workspace_id := linked.workspace_id;
+        actor_id := linked.actor_id;
+        actor_name := held;
+        RETURN NEXT;
+      END IF;
+    END LOOP;
+  END
+  $$;
 
 -- One person's memberships: each workspace where the identity has a HUMAN
 -- actor, with that actor. The owner's own; the two callers below decide whose.
@@ -142,28 +191,30 @@ CREATE FUNCTION public.mneia_memberships_of(person uuid)
   SET search_path = pg_catalog, public, pg_temp
   AS $$
   DECLARE
-    actor_ids uuid[];
-    actor_places uuid[];
-    actor_names text[];
-    places uuid[];
-    place_names text[];
+    held record;
+    place text;
+    places uuid[] := '{}';
+    place_names text[] := '{}';
+    actor_ids uuid[] := '{}';
+    actor_names text[] := '{}';
   BEGIN
+    -- The person's actors, then each workspace by its id, into arrays of plain values.
+    FOR held IN SELECT h.workspace_id, h.actor_id, h.actor_name FROM public.mneia_linked_actors(person) h
+    LOOP
+      places := places || held.workspace_id;
+      actor_ids := actor_ids || held.actor_id;
+      actor_names := actor_names || held.actor_name;
+    END LOOP;
     PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
-    -- The actors first, then their workspaces by id, each table read alone into arrays of
-    -- plain values: on Citus each read reaches every node, and neither a join of the two over
-    -- several workspaces nor an array of a Citus table's rows plans there.
-    SELECT coalesce(array_agg(a.id), '{}'), coalesce(array_agg(a.workspace_id), '{}'),
-           coalesce(array_agg(a.name), '{}')
-      INTO actor_ids, actor_places, actor_names
-      FROM public.actors a
-      WHERE a.identity_id = person AND a.kind = 'HUMAN' AND a.erased_at IS NULL;
-    PERFORM public.mneia_name_ids('workspaces', actor_places);
-    SELECT coalesce(array_agg(w.id), '{}'), coalesce(array_agg(w.name), '{}') INTO places, place_names
-      FROM public.workspaces w WHERE w.id = ANY (actor_places);
-    RETURN QUERY SELECT h.workspace_id, w.name, h.id, h.name
-      FROM unnest(actor_ids, actor_places, actor_names) AS h (id, workspace_id, name)
-      JOIN unnest(places, place_names) AS w (id, name) ON w.id = h.workspace_id
-      ORDER BY w.name, h.workspace_id;
+    PERFORM public.mneia_name_ids('workspaces', places);
+    FOR i IN 1 .. coalesce(array_length(places, 1), 0) LOOP
+      SELECT w.name INTO place FROM public.workspaces w WHERE w.id = places[i];
+      place_names := place_names || place;
+    END LOOP;
+    RETURN QUERY SELECT h.place, h.place_name, h.held, h.held_name
+      FROM unnest(places, place_names, actor_ids, actor_names) AS h (place, place_name, held, held_name)
+      WHERE h.place_name IS NOT NULL
+      ORDER BY h.place_name, h.place;
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
   END
   $$;
@@ -259,8 +310,8 @@ CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_su
   BEGIN
     person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     IF person IS NOT NULL THEN
-      SELECT coalesce(array_agg(a.workspace_id), '{}') INTO member_of FROM public.actors a
-        WHERE a.identity_id = person;
+      SELECT coalesce(array_agg(h.workspace_id), '{}') INTO member_of FROM public.mneia_linked_actors(person) h;
+      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
     END IF;
     RETURN QUERY SELECT DISTINCT ON (v.workspace_id) v.workspace_id, v.id
       FROM public.invitations v
@@ -306,6 +357,9 @@ CREATE FUNCTION public.mneia_sign_in_accept(signing_issuer text, signing_subject
     PERFORM public.mneia_bind(workspace, joined);
     INSERT INTO public.actors (workspace_id, id, kind, name, identity_id, created_by)
       VALUES (workspace, joined, 'HUMAN', given_name, person, invited.invited_by);
+    -- A link left behind (by hand: erasure removes its own) gives way to the new actor's.
+    INSERT INTO public.identity_links (identity_id, workspace_id, actor_id) VALUES (person, workspace, joined)
+      ON CONFLICT (identity_id, workspace_id) DO UPDATE SET actor_id = excluded.actor_id;
     UPDATE public.invitations v SET accepted_at = now(), accepted_actor_id = joined
       WHERE v.workspace_id = workspace AND v.id = invitation AND v.accepted_at IS NULL;
     PERFORM public.mneia_unbind();

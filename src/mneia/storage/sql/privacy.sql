@@ -197,6 +197,7 @@ CREATE FUNCTION public.mneia_erase_actor(target uuid) RETURNS SETOF uuid
     ws uuid := public.mneia_workspace();
     me uuid := public.mneia_actor();
     private uuid[];
+    linked uuid;
   BEGIN
     IF NOT public.mneia_actor_is_human() THEN
       PERFORM public.mneia_require_human(me, 'erasing an actor');
@@ -206,6 +207,12 @@ CREATE FUNCTION public.mneia_erase_actor(target uuid) RETURNS SETOF uuid
     END IF;
     UPDATE public.api_tokens t SET revoked_at = now(), revoked_by = me
       WHERE t.workspace_id = ws AND t.actor_id = target AND t.revoked_at IS NULL;
+    SELECT a.identity_id INTO linked FROM public.actors a WHERE a.workspace_id = ws AND a.id = target;
+    IF linked IS NOT NULL THEN  -- R19: the person's link to the workspace goes with it
+      PERFORM public.mneia_name_person(NULL, NULL, NULL, linked);
+      DELETE FROM public.identity_links l WHERE l.identity_id = linked AND l.workspace_id = ws;
+      PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+    END IF;
     UPDATE public.actors a
       -- least, not coalesce: it too keeps an earlier erasure, and Citus refuses a function that
       -- is not immutable inside COALESCE or CASE in an UPDATE of a distributed table.
