@@ -458,6 +458,8 @@ async def test_r19_r18_an_erased_actor_takes_its_workspace_out_of_the_persons_me
         s=sam.subject,
     )
     assert {str(row["workspace_id"]) for row in links} == {kept}
+    async with as_caller(engine, sam_in_kept) as connection:  # the owner's alone
+        await denied(connection, "SELECT count(*) FROM identity_links")
     # A link put back by hand to the erased actor: read by its key, the actor is erased, so nothing.
     (person,) = await rows(admin_engine, "SELECT id FROM identities WHERE subject = :s", s=sam.subject)
     async with (await node_engine(admin_engine, left_admin, admin=True)).begin() as connection:
