@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.slow, ASKED]
 
 WARNING = re.compile(r"mneia: warning: on Citus the policy (\w+) on (\w+) is left out")
 
-REFERENCE = {"identities", "sign_in_states", "identity_links"}
+REFERENCE = {"identities", "sign_in_states", "identity_links", "invitation_emails"}
 LOCAL = {"seal_keys", "alembic_version"}
 WORKSPACE_OF = {"workspaces": "id"}  # every other distributed table: workspace_id
 

@@ -27,7 +27,7 @@ from tests.support import rows
 
 # Tables of the database that the application never queries (the owner's key; a sign-in's
 # single-use states, reached through mneia_sign_in_keep and _take).
-OWNER_ONLY = {"seal_keys", "sign_in_states", "identity_links"}
+OWNER_ONLY = {"seal_keys", "sign_in_states", "identity_links", "invitation_emails"}
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,8 @@ CALLABLE_BY_THE_SERVER = {
     # R16-R18 (privacy.sql): whether an item is held (the redaction guard asks), a human's erasure.
     "mneia_held",
     "mneia_erase_actor",
-    # R19 (identity.sql): one person's memberships, and the steps of a sign-in.
+    # R19 (identity.sql): an invitation, one person's memberships, and the steps of a sign-in.
+    "mneia_invite",
     "mneia_my_memberships",
     "mneia_identities_of",
     "mneia_sign_in",

@@ -475,6 +475,37 @@ async def test_r19_r18_an_erased_actor_takes_its_workspace_out_of_the_persons_me
     assert set(again) == {kept, left} and again[left].actor_id != joined[left].actor_id
 
 
+async def test_r19_an_open_invitations_email_is_kept_beside_it_until_it_is_accepted(
+    api: Api, engine: AsyncEngine, admin_engine: AsyncEngine
+) -> None:
+    """A sign-in finds a person's invitations by their email in ``invitation_emails`` (migration
+    0038), written beside each invitation by ``mneia_invite``, the server's one way to invite, and
+    removed when the invitation is accepted; the owner's alone, and ``mneia_app`` may no longer
+    insert an invitation itself."""
+    ws, admin = await api.bootstrap("admin")
+    tess = fresh("tess")
+    invitation = await invite(api, admin, tess.email)
+    query = "SELECT email, workspace_id FROM invitation_emails WHERE invitation_id = CAST(:i AS uuid)"
+    assert await rows(admin_engine, query, i=invitation) == [
+        {"email": tess.email, "workspace_id": uuid.UUID(ws)}
+    ]
+    async with as_caller(engine, admin) as connection:
+        await denied(connection, "SELECT count(*) FROM invitation_emails")
+    async with as_caller(engine, admin) as connection:
+        await denied(
+            connection,
+            "INSERT INTO invitations (workspace_id, id, email, invited_by, expires_at)"
+            " VALUES (CAST(:w AS uuid), CAST(:i AS uuid), 'x@example.com', CAST(:a AS uuid),"
+            " now() + interval '1 day')",
+            w=ws,
+            i=str(uuid.uuid4()),
+            a=admin.id,
+        )
+    (joined,) = await sign_in(engine, tess)
+    assert str(joined.workspace_id) == ws
+    assert await rows(admin_engine, query, i=invitation) == []
+
+
 async def test_r19_an_expired_invitation_accepts_nobody(api: Api, engine: AsyncEngine) -> None:
     _, admin = await api.bootstrap("admin")
     late = fresh("late")

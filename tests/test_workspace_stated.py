@@ -61,7 +61,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.app import create_app
 from mneia.config import APP_ROLE, async_url
 from mneia.rehydration import candidates
-from mneia.storage import database, dispute, notification, proposal, token
+from mneia.storage import database, dispute, identity, notification, proposal, token
 from mneia.storage.citus import REFERENCE_TABLES
 from mneia.storage.node import Nodes
 from mneia.storage.tables import item_states, items
@@ -913,7 +913,7 @@ async def counted(admin_engine: AsyncEngine) -> AsyncIterator[dict[str, tuple[in
     reason="reads a Citus cluster's executor counters: MNEIA_TEST_CITUS=1 (.ci/run's Citus stage)",
 )
 async def test_r1_on_citus_nothing_the_request_path_runs_reaches_several_shards_its_functions_included(
-    api: Api, engine: AsyncEngine
+    api: Api, engine: AsyncEngine, nodes: Nodes
 ) -> None:
     """R1, issue 25: what the statements' plans cannot show, the statements the database's own
     functions and triggers run on the workers (authentication, the guards, the events, the
@@ -930,6 +930,14 @@ async def test_r1_on_citus_nothing_the_request_path_runs_reaches_several_shards_
         await representative_run(api, engine, human)
     assert sum(single for _, single in ran.values()) > 200, ran  # the run's statements were counted
     assert sum(multi for multi, _ in ran.values()) == 0, ran
+    # An OpenID sign-in, in its steps, with an invitation to accept: its invitations found by their
+    # email and its memberships by the person's links (migrations 0037, 0038), nothing over several.
+    email = f"counted-{uuid.uuid4().hex[:8]}@example.com"
+    await api.run(human.token, "mutation($e: String!) { createInvitation(email: $e) { id } }", e=email)
+    async with counted(api.admin_engine) as signed_in:
+        joined = await identity.sign_in_routed(nodes, "https://idp.example", f"sub|{email}", email, "Counted")
+    assert len(joined) == 1, joined
+    assert sum(multi for multi, _ in signed_in.values()) == 0, signed_in
     async with api.admin_engine.connect() as connection:
         worker = (
             await connection.execute(

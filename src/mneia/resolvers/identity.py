@@ -82,7 +82,7 @@ async def create_invitation(
     context = info.context
     me = context.actor
     address = _email(email)
-    record = await invitation.create(context.tx, me.workspace_id, address, me.id, lifetime)
+    record = await invitation.create(context.tx, address, lifetime)
     if context.directory is not None:
         await _announced(context.directory, address, me.workspace_id, record.expires_at)
     return Invitation.of(record)

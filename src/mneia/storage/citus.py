@@ -7,10 +7,10 @@ serve both engines; this module adds the Citus steps around their statements:
 - the roles are committed first, and the owner may log in: Citus creates objects on the
   workers over connections as the current role;
 - each table is distributed right after its CREATE TABLE: by ``workspace_id``, colocated
-  with ``workspaces`` (distributed by ``id``); ``identities``, ``identity_links`` and
-  ``sign_in_states``, which belong to no workspace, are reference tables; ``seal_keys``
-  stays a plain table, created on every node, holding the same key (a policy on a shard
-  may read no Citus table);
+  with ``workspaces`` (distributed by ``id``); ``identities``, ``identity_links``,
+  ``invitation_emails`` and ``sign_in_states``, read across workspaces, are reference
+  tables; ``seal_keys`` stays a plain table, created on every node, holding the same key
+  (a policy on a shard may read no Citus table);
 - each policy comes in two variants from its one definition: the shards keep Mneia's text
   (each accessor in a scalar sub-select), the shell tables on the coordinator and on every
   worker carry plain calls (Citus refuses sub-selects there), all created with DDL
@@ -44,7 +44,7 @@ from mneia.storage.database import Tx, lone_engine
 
 # Belong to no workspace: one row serves every node (identities: one person across
 # workspaces, referenced by actors; sign_in_states: a sign-in's steps, taken on any node).
-REFERENCE_TABLES = frozenset({"identities", "sign_in_states", "identity_links"})
+REFERENCE_TABLES = frozenset({"identities", "sign_in_states", "identity_links", "invitation_emails"})
 # A plain table on every node, never a Citus table: the key the shards' policies read.
 LOCAL_TABLES = frozenset({"seal_keys"})
 FIRST = "workspaces"  # distributed by id; every other tenant table is colocated with it

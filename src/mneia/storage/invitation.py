@@ -1,7 +1,8 @@
 """Invitations (R19): a workspace's human asks a person, by email, to join it.
 
 Written and read only by the workspace's humans (policies ``invitation_create``
-and ``invitation_read``, storage/sql/identity.sql). Accepted by the person's
+and ``invitation_read``, storage/sql/identity.sql), written through ``mneia_invite``
+alone, which keeps each open invitation's email beside it (``invitation_emails``). Accepted by the person's
 first sign-in whose provider verified the email (``mneia_sign_in``), once;
 nothing else changes an invitation.
 """
@@ -12,10 +13,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Interval, bindparam, column, func, select
 
 from mneia.storage.database import Tx, from_row, stated
-from mneia.storage.ids import new_id
 from mneia.storage.tables import invitations
 
 LISTED = 200
@@ -46,23 +46,16 @@ _COLUMNS = (
 )
 
 
-async def create(
-    tx: Tx, workspace_id: uuid.UUID, email: str, invited_by: uuid.UUID, expires_in: timedelta
-) -> InvitationRecord:
-    """A new invitation, open until ``expires_in`` after the database's now()."""
-    row = (
-        await tx.execute(
-            insert(invitations)
-            .values(
-                workspace_id=workspace_id,
-                id=new_id(),
-                email=email,
-                invited_by=invited_by,
-                expires_at=func.now() + expires_in,
-            )
-            .returning(*_COLUMNS)
-        )
-    ).one()
+_INVITED = func.mneia_invite(bindparam("email"), bindparam("lifetime", type_=Interval)).table_valued(
+    *(column(c.name, c.type) for c in _COLUMNS)
+)
+_INVITE = select(*(_INVITED.c[c.name] for c in _COLUMNS))
+
+
+async def create(tx: Tx, email: str, expires_in: timedelta) -> InvitationRecord:
+    """A new invitation of the caller's workspace by the caller, open until ``expires_in`` after the
+    database's now(): through ``mneia_invite``, which writes its email beside it for sign-ins."""
+    row = (await tx.execute(_INVITE, {"email": email, "lifetime": expires_in})).one()
     return from_row(InvitationRecord, row)
 
 

@@ -58,8 +58,9 @@ GRANT EXECUTE ON FUNCTION
 -- Identity (R19, identity.sql): a workspace's humans invite people; a person's
 -- memberships and the steps of a sign-in are reached only through the owner's
 -- functions, never by reading another workspace's rows.
-GRANT SELECT, INSERT ON invitations TO mneia_app;
+GRANT SELECT ON invitations TO mneia_app;
 GRANT EXECUTE ON FUNCTION
+  mneia_invite(text, interval),
   mneia_my_memberships(),
   mneia_identities_of(uuid[]),
   mneia_sign_in(text, text, text, text),

@@ -74,8 +74,25 @@ CREATE TABLE identity_links (
   PRIMARY KEY (identity_id, workspace_id)
 );
 
+-- Each open invitation by its email, so that a sign-in finds the person's
+-- invitations without reading every workspace's (on Citus a reference table,
+-- on every node). Written beside the invitation by mneia_invite, removed by
+-- mneia_sign_in_accept once accepted, each with the email named; an expired
+-- one stays, as its invitation does, and is never listed.
+CREATE TABLE invitation_emails (
+  workspace_id uuid NOT NULL,
+  invitation_id uuid NOT NULL,
+  email text NOT NULL,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (workspace_id, invitation_id)
+);
+CREATE INDEX invitation_emails_email ON invitation_emails (email);
+
 ALTER TABLE invitations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE invitations FORCE ROW LEVEL SECURITY;
+ALTER TABLE invitation_emails ENABLE ROW LEVEL SECURITY;
+ALTER TABLE invitation_emails FORCE ROW LEVEL SECURITY;
 ALTER TABLE sign_in_states ENABLE ROW LEVEL SECURITY;
 ALTER TABLE sign_in_states FORCE ROW LEVEL SECURITY;
 ALTER TABLE identity_links ENABLE ROW LEVEL SECURITY;
@@ -149,10 +166,37 @@ CREATE POLICY actor_person ON actors FOR SELECT TO mneia_owner
 CREATE POLICY workspace_person ON workspaces FOR SELECT TO mneia_owner USING (
   id = ANY (coalesce(nullif((SELECT mneia_person('workspaces')), ''), '{}')::uuid[]));
 CREATE POLICY sign_in_state_owner ON sign_in_states TO mneia_owner USING (true) WITH CHECK (true);
+-- The named email's open invitations, read, made and unmade by the owner's functions alone.
+CREATE POLICY invitation_email_person ON invitation_emails TO mneia_owner
+  USING (email = (SELECT mneia_person('email')))
+  WITH CHECK (email = (SELECT mneia_person('email')));
 -- The named person's links, read, made and unmade by the owner's functions alone.
 CREATE POLICY identity_link_person ON identity_links TO mneia_owner
   USING (identity_id = (SELECT mneia_person('identity'))::uuid)
   WITH CHECK (identity_id = (SELECT mneia_person('identity'))::uuid);
+
+-- A workspace's human invites an email (R19): the invitation, under its own policy
+-- (invitation_create: the caller's workspace, invited by the caller, a human, now),
+-- and its email beside it for sign-ins. The server's one way to invite.
+CREATE FUNCTION public.mneia_invite(invited_email text, lifetime interval)
+  RETURNS SETOF public.invitations
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, public, pg_temp
+  AS $$
+  DECLARE
+    made public.invitations;
+  BEGIN
+    INSERT INTO public.invitations AS v (workspace_id, id, email, invited_by, expires_at)
+      VALUES (public.mneia_workspace(), public.mneia_uuid7(), invited_email, public.mneia_actor(),
+              now() + lifetime)
+      RETURNING v.* INTO made;
+    PERFORM public.mneia_name_person(NULL, NULL, made.email, NULL);
+    INSERT INTO public.invitation_emails (workspace_id, invitation_id, email, created_at, expires_at)
+      VALUES (made.workspace_id, made.id, made.email, made.created_at, made.expires_at);
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
+    RETURN NEXT made;
+  END
+  $$;
 
 -- The person's actors: where their links say they have one, each actor read by its key
 -- and kept when it is still the person's live HUMAN actor (a link left behind shows
@@ -295,8 +339,9 @@ CREATE FUNCTION public.mneia_signing_person(signing_issuer text, signing_subject
 
 -- Sign-in's first step, once the server validated the provider's ID token: the
 -- open invitations of the email the provider verified (NULL: none), the newest of
--- each workspace where the person has no actor yet. Read across workspaces, each
--- table alone (on Citus, every node); each is accepted by mneia_sign_in_accept.
+-- each workspace where the person has no actor yet, from the invitations' emails
+-- and the person's links (on Citus both on this node); each is accepted, its
+-- invitation read again by its key, by mneia_sign_in_accept.
 CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_subject text,
     verified_email text)
   RETURNS TABLE (workspace_id uuid, invitation_id uuid)
@@ -313,11 +358,10 @@ CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_su
       SELECT coalesce(array_agg(h.workspace_id), '{}') INTO member_of FROM public.mneia_linked_actors(person) h;
       PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
     END IF;
-    RETURN QUERY SELECT DISTINCT ON (v.workspace_id) v.workspace_id, v.id
-      FROM public.invitations v
-      WHERE v.email = wanted AND v.accepted_at IS NULL AND v.expires_at > now()
-        AND v.workspace_id <> ALL (member_of)
-      ORDER BY v.workspace_id, v.created_at DESC, v.id DESC;
+    RETURN QUERY SELECT DISTINCT ON (e.workspace_id) e.workspace_id, e.invitation_id
+      FROM public.invitation_emails e
+      WHERE e.email = wanted AND e.expires_at > now() AND e.workspace_id <> ALL (member_of)
+      ORDER BY e.workspace_id, e.created_at DESC, e.invitation_id DESC;
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
   END
   $$;
@@ -362,6 +406,7 @@ CREATE FUNCTION public.mneia_sign_in_accept(signing_issuer text, signing_subject
       ON CONFLICT (identity_id, workspace_id) DO UPDATE SET actor_id = excluded.actor_id;
     UPDATE public.invitations v SET accepted_at = now(), accepted_actor_id = joined
       WHERE v.workspace_id = workspace AND v.id = invitation AND v.accepted_at IS NULL;
+    DELETE FROM public.invitation_emails e WHERE e.workspace_id = workspace AND e.invitation_id = invitation;
     PERFORM public.mneia_unbind();
     PERFORM public.mneia_name_person(NULL, NULL, NULL, NULL);
     RETURN joined;
