@@ -12,7 +12,10 @@ accepting the open invitations of the email the provider verified, and
 On Citus (``sign_in_routed``) the server takes the same steps itself, since an
 acceptance binds its workspace and must run on the node that holds it:
 ``mneia_sign_in_invitations`` lists them, ``mneia_sign_in_accept`` accepts
-each on its node, and ``mneia_sign_in_memberships`` answers.
+each on its node, and ``mneia_sign_in_memberships`` answers. No step reads every
+workspace: a person's workspaces come from their links (``identity_links``) and
+their invitations from their emails (``invitation_emails``), each then read by
+its key (migrations 0037, 0038).
 """
 
 from __future__ import annotations
