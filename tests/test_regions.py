@@ -21,6 +21,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from mneia import config
+from mneia import cli, config
 from mneia.config import APP_ROLE, Oidc, app_url
 from mneia.http.region import Regions, serving
 from mneia.inbox import cookie
@@ -187,6 +188,8 @@ async def test_regions_a_bootstrapped_workspace_is_in_its_regions_database_and_t
         ("MNEIA_REGIONS", "eu=postgresql://h/d,eu=postgresql://k/d", "region 'eu' is named twice"),
         ("MNEIA_REGIONS", "eu", "'eu' is not name=postgresql://"),
         ("MNEIA_REGIONS", "eu=mysql://h/d", "region 'eu': expected a postgresql:// URL"),
+        ("MNEIA_REGIONS_ADMIN", "eu=postgresql://h/d", "region 'eu' is not one of MNEIA_REGIONS"),
+        ("MNEIA_REGIONS_ADMIN", "EU=postgresql://h/d", "'EU' is not a region"),
     ],
 )
 def test_regions_a_bad_region_setting_is_refused_naming_it(
@@ -197,6 +200,50 @@ def test_regions_a_bad_region_setting_is_refused_naming_it(
     monkeypatch.setenv(variable, value)
     with pytest.raises(ValueError, match=f"^{variable}: .*{re.escape(problem)}"):
         config.Settings.from_env()
+
+
+UNFOLDED = "SELECT count(*) FROM item_counts WHERE workspace_id = :w AND slot <> 0"
+"""A workspace's item counter rows not yet folded: every write leaves some, a sweep's pass folds them."""
+
+
+async def test_regions_the_retention_sweep_runs_in_each_region_given_its_administrators_url(
+    two: Two, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mneia serve`` with MNEIA_REGIONS sweeps (R16) each region MNEIA_REGIONS_ADMIN gives an
+    administrator's URL for, every MNEIA_SWEEP_EVERY, and says of each other region that its sweep
+    must run elsewhere. Seen by what every pass also does: the item counters written since are
+    folded in eu's database, and not in us's."""
+    async with (
+        uvicorn_serving(both(two)) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        for name in ("eu", "us"):
+            secret = two.made[name].token
+            project = (await data(client, secret, PROJECT, n=f"{name}-swept"))["createProject"]["id"]
+            await data(client, secret, ASSERT, i={"kind": "FACT", "projectId": project, "statement": "kept"})
+    eu, us = two.made["eu"].workspace_id, two.made["us"].workspace_id
+    assert await two.eu.count(UNFOLDED, w=eu) > 0 and await two.us.count(UNFOLDED, w=us) > 0
+    settings = dataclasses.replace(
+        config.Settings.from_env(),
+        regions=(("eu", two.eu.app_url), ("us", two.us.app_url)),
+        regions_admin=(("eu", two.eu.admin_url),),
+    )
+    sweepers = cli.region_sweepers(settings, timedelta(milliseconds=200))
+    try:
+        assert len(sweepers) == 1
+        for _ in range(int(PATIENCE / 0.2)):  # a condition, with the suite's patience
+            if await two.eu.count(UNFOLDED, w=eu) == 0:
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        for sweeper in sweepers:
+            sweeper.stop()
+    assert await two.eu.count(UNFOLDED, w=eu) == 0, "eu's counters were never folded"
+    assert await two.us.count(UNFOLDED, w=us) > 0
+    said = capsys.readouterr()
+    assert "region eu: the retention sweep runs every PT0.2S" in said.out, said
+    assert "region us: MNEIA_REGIONS_ADMIN gives no administrator's URL" in said.err, said
+    assert cli.region_sweepers(settings, None) == []  # MNEIA_SWEEP_EVERY=off
 
 
 async def test_regions_no_content_row_outside_its_region(two: Two) -> None:

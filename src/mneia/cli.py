@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from types import FrameType
@@ -302,19 +302,54 @@ async def _citus(admin_url: str) -> bool:
     return await citus.detected(admin_url)
 
 
-def _sweeper(admin_url: str) -> Sweeper | None:
-    """The retention sweep's thread (mneia.sweeper), started; None when MNEIA_SWEEP_EVERY turns it off."""
-    from mneia.sweeper import Sweeper, every
+def _sweep_interval() -> timedelta | None:
+    """MNEIA_SWEEP_EVERY's interval (mneia.sweeper); None when it turns the sweep off."""
+    from mneia.sweeper import every
 
     try:
-        interval = every()
+        return every()
     except ValueError as exc:
         raise CliError(str(exc), status=2) from None
+
+
+def _sweeper(admin_url: str) -> Sweeper | None:
+    """The retention sweep's thread (mneia.sweeper), started; None when MNEIA_SWEEP_EVERY turns it off."""
+    from mneia.sweeper import Sweeper
+
+    interval = _sweep_interval()
     if interval is None:
         return None
     sweeper = Sweeper(admin_url, interval)
     sweeper.start()
     return sweeper
+
+
+def region_sweepers(settings: Settings, interval: timedelta | None) -> list[Sweeper]:
+    """With MNEIA_REGIONS, the retention sweep's thread of each region whose administrator's URL
+    MNEIA_REGIONS_ADMIN gives, started; each other region is said to need its sweep elsewhere
+    (``mneia admin sweep`` with its DATABASE_URL). None when ``interval`` is None (the sweep off)."""
+    import isodate
+
+    from mneia.sweeper import Sweeper
+
+    if interval is None:
+        return []
+    admins = dict(settings.regions_admin)
+    started = []
+    for name, _ in settings.regions:
+        if name not in admins:
+            print(
+                f"mneia: warning: region {name}: MNEIA_REGIONS_ADMIN gives no administrator's URL, so"
+                " its retention sweep does not run here: run `mneia admin sweep` with its DATABASE_URL",
+                file=sys.stderr,
+                flush=True,
+            )
+            continue
+        sweeper = Sweeper(admins[name], interval)
+        sweeper.start()
+        started.append(sweeper)
+        say(f"region {name}: the retention sweep runs every {isodate.duration_isoformat(interval)}")
+    return started
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -430,6 +465,7 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
         if asyncio.run(_citus(url)):
             citus.add(name)
             say(f"region {name}: a Citus coordinator; each request runs on the node that holds its workspace")
+    sweepers = region_sweepers(settings, _sweep_interval())
     sock = listening_socket(args.host, args.port, workers=args.workers)
     # As in serve(): with several workers, each also listens on a Unix socket of its own, through
     # which the others pass it the requests of its MCP sessions, whatever their region.
@@ -463,6 +499,8 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
         with suppress(_Stop, KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[sock])
     finally:
+        for sweeper in sweepers:
+            sweeper.stop()
         for each in sockets:
             each.close()
         if workers_dir is not None:

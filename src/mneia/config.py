@@ -112,25 +112,37 @@ def region(value: str | None = None, *, name: str = "MNEIA_REGION") -> str:
 _REGION_ENTRY = re.compile(r",\s*(?=[a-z0-9-]+=)")
 
 
-def regions(value: str | None) -> tuple[tuple[str, str], ...]:
+def regions(value: str | None, *, name: str = "MNEIA_REGIONS") -> tuple[tuple[str, str], ...]:
     """``MNEIA_REGIONS``: ``name=URL`` pairs, comma-separated, in order; empty when unset. Each URL is
-    the one the server connects with (``mneia_app`` and that region's password)."""
+    the one the server connects with (``mneia_app`` and that region's password). The same form
+    for ``MNEIA_REGIONS_ADMIN`` (``name``), each region's administrator's URL."""
     found: dict[str, str] = {}
     for entry in _REGION_ENTRY.split((value or "").strip()):
         if not entry.strip():
             continue
-        name, equals, url = entry.strip().partition("=")
+        named, equals, url = entry.strip().partition("=")
         if not equals or not url.strip():
-            raise ValueError(f"MNEIA_REGIONS: {entry.strip()!r} is not name=postgresql://…")
-        name = region(name.strip(), name="MNEIA_REGIONS")
-        if name in found:
-            raise ValueError(f"MNEIA_REGIONS: region {name!r} is named twice")
+            raise ValueError(f"{name}: {entry.strip()!r} is not name=postgresql://…")
+        named = region(named.strip(), name=name)
+        if named in found:
+            raise ValueError(f"{name}: region {named!r} is named twice")
         try:
-            found[name] = async_url(url.strip())
+            found[named] = async_url(url.strip())
         except ValueError:
             # Not the URL itself: it may carry a password.
-            raise ValueError(f"MNEIA_REGIONS: region {name!r}: expected a postgresql:// URL") from None
+            raise ValueError(f"{name}: region {named!r}: expected a postgresql:// URL") from None
     return tuple(found.items())
+
+
+def regions_admin(value: str | None, served: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """``MNEIA_REGIONS_ADMIN``: the administrator's URL of regions of ``MNEIA_REGIONS`` (``served``),
+    for the retention sweep ``mneia serve`` runs in each; a region not served is refused."""
+    given = regions(value, name="MNEIA_REGIONS_ADMIN")
+    names = {named for named, _ in served}
+    for named, _ in given:
+        if named not in names:
+            raise ValueError(f"MNEIA_REGIONS_ADMIN: region {named!r} is not one of MNEIA_REGIONS")
+    return given
 
 
 @dataclass(frozen=True)
@@ -196,6 +208,8 @@ class Settings:
     oidc: Oidc | None = None
     regions: tuple[tuple[str, str], ...] = ()
     """``MNEIA_REGIONS``: each region served by ``mneia serve``, and its server URL."""
+    regions_admin: tuple[tuple[str, str], ...] = ()
+    """``MNEIA_REGIONS_ADMIN``: the administrator's URL of regions served, for their retention sweep."""
     directory_url: str | None = None
 
     @classmethod
@@ -231,6 +245,7 @@ class Settings:
             region=region(env.get("MNEIA_REGION") or ""),
             oidc=Oidc.from_env(env),
             regions=regions(env.get("MNEIA_REGIONS")),
+            regions_admin=regions_admin(env.get("MNEIA_REGIONS_ADMIN"), regions(env.get("MNEIA_REGIONS"))),
             directory_url=env.get("MNEIA_DIRECTORY_URL") or None,
         )
 
