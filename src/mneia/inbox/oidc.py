@@ -168,9 +168,8 @@ class SignIn:
         self.engine = engine
         self.region = region
         self.directory = directory
-        self.nodes = dict(
-            nodes or {}
-        )  # each region served here on a Citus cluster: where its workspaces live
+        # Each region served here that is a Citus cluster: where its workspaces live.
+        self.nodes = dict(nodes or {})
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))

@@ -2,9 +2,9 @@
 
 Written and read only by the workspace's humans (policies ``invitation_create``
 and ``invitation_read``, storage/sql/identity.sql), written through ``mneia_invite``
-alone, which keeps each open invitation's email beside it (``invitation_emails``). Accepted by the person's
-first sign-in whose provider verified the email (``mneia_sign_in``), once;
-nothing else changes an invitation.
+alone, which keeps each open invitation's email beside it (``invitation_emails``).
+Accepted by the person's first sign-in whose provider verified the email
+(``mneia_sign_in``), once; nothing else changes an invitation.
 """
 
 from __future__ import annotations

@@ -201,7 +201,8 @@ CREATE FUNCTION public.mneia_invite(invited_email text, lifetime interval)
 -- The person's actors: where their links say they have one, each actor read by its key
 -- and kept when it is still the person's live HUMAN actor (a link left behind shows
 -- nothing). No statement reads every workspace: on Citus the links are read on this node,
--- each actor on its own. The person named first, as by every function reading by them.
+-- each actor on its own. The owner's functions' helper, never the server's: each caller has
+-- named the person (mneia_name_person) before, as it must to read by them at all.
 CREATE FUNCTION public.mneia_linked_actors(person uuid)
   RETURNS TABLE (workspace_id uuid, actor_id uuid, actor_name text)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -211,7 +212,6 @@ CREATE FUNCTION public.mneia_linked_actors(person uuid)
     linked record;
     held text;
   BEGIN
-    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
     FOR linked IN SELECT l.workspace_id, l.actor_id FROM public.identity_links l WHERE l.identity_id = person
     LOOP
       SELECT a.name INTO held FROM public.actors a
@@ -242,6 +242,7 @@ CREATE FUNCTION public.mneia_memberships_of(person uuid)
     actor_ids uuid[] := '{}';
     actor_names text[] := '{}';
   BEGIN
+    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
     -- The person's actors, then each workspace by its id, into arrays of plain values.
     FOR held IN SELECT h.workspace_id, h.actor_id, h.actor_name FROM public.mneia_linked_actors(person) h
     LOOP
@@ -249,7 +250,6 @@ CREATE FUNCTION public.mneia_memberships_of(person uuid)
       actor_ids := actor_ids || held.actor_id;
       actor_names := actor_names || held.actor_name;
     END LOOP;
-    PERFORM public.mneia_name_person(NULL, NULL, NULL, person);
     PERFORM public.mneia_name_ids('workspaces', places);
     FOR i IN 1 .. coalesce(array_length(places, 1), 0) LOOP
       SELECT w.name INTO place FROM public.workspaces w WHERE w.id = places[i];
@@ -356,7 +356,6 @@ CREATE FUNCTION public.mneia_sign_in_invitations(signing_issuer text, signing_su
     person := public.mneia_signing_person(signing_issuer, signing_subject, wanted);
     IF person IS NOT NULL THEN
       SELECT coalesce(array_agg(h.workspace_id), '{}') INTO member_of FROM public.mneia_linked_actors(person) h;
-      PERFORM public.mneia_name_person(signing_issuer, signing_subject, wanted, person);
     END IF;
     RETURN QUERY SELECT DISTINCT ON (e.workspace_id) e.workspace_id, e.invitation_id
       FROM public.invitation_emails e
