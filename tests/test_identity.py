@@ -501,6 +501,17 @@ async def test_r19_an_open_invitations_email_is_kept_beside_it_until_it_is_accep
             i=str(uuid.uuid4()),
             a=admin.id,
         )
+    # mneia_invite called by hand holds its invitation's policy: nobody, or an agent, invites nobody.
+    agent = await api.actor(admin.token, "AGENT", "claude-code")
+    before = await database_state(admin_engine)
+    raw = "SELECT id FROM mneia_invite('raw@example.com', interval '1 day')"
+    async with as_nobody(engine, near=admin) as connection:
+        # Refused by the policy on one server; on Citus first by Citus itself (no workspace).
+        with pytest.raises(DBAPIError):
+            await connection.execute(text(raw))
+    async with as_caller(engine, agent) as connection:
+        await refused(connection, raw)
+    assert await database_state(admin_engine) == before
     (joined,) = await sign_in(engine, tess)
     assert str(joined.workspace_id) == ws
     assert await rows(admin_engine, query, i=invitation) == []
