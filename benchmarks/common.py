@@ -134,11 +134,15 @@ async def server_version(url: str) -> str:
     return f"PostgreSQL {version}"
 
 
+def ceiling_dsn(url: str) -> str:
+    """Where a raw-SQL ceiling connects: the database of ``url`` as the app role, as asyncpg takes it."""
+    return make_url(app_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 async def ceiling_connection(url: str) -> asyncpg.Connection:
     """A raw-SQL ceiling's connection, as the app role's and planning as the server's transactions do
     (storage.database.PLANNED_WITH_VALUES, set here once for the connection instead)."""
-    dsn = make_url(app_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
-    return await asyncpg.connect(dsn, server_settings={"plan_cache_mode": PLAN_CACHE_MODE})
+    return await asyncpg.connect(ceiling_dsn(url), server_settings={"plan_cache_mode": PLAN_CACHE_MODE})
 
 
 async def vacuum_analyze(url: str) -> None:

@@ -35,7 +35,10 @@ The last two columns are CPU milliseconds per request, read from /proc:
 the PostgreSQL backends connected to the bench database. On a shared
 machine they move much less than the rates do, so they say where the time
 goes. ``--profile DIR`` also records the server with py-spy during each
-measured run; ``--operations`` measures only one of the two.
+measured run; ``--operations`` measures only one of the two. ``--floor``
+also serves floor.py for assertItem in the same turns, with each worker
+count: the user's stack with none of Mneia in it, the most a server on it
+reaches for the same transaction, and Mneia's rate beside it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +70,10 @@ from common import (
     KINDS,
     BenchmarkBroken,
     Series,
+    _child_serving,
     ceiling_connection,
     database_server,
+    free_port,
     fresh_database,
     mneia_serve,
     sentence,
@@ -87,6 +93,10 @@ LUA = HERE / "graphql.lua"
 OPERATIONS = ("assertItem", "page")
 OPERATIONS_IN_ORDER = ("page", "assertItem")
 SQL = "SQL (asyncpg)"
+HTTP = "HTTP"
+FLOOR = "floor"
+FLOOR_KINDS = ("strawberry", "graphql-core")
+"""floor.py's kinds: Strawberry's stock view with its caches, and graphql-core alone."""
 ASSERT_TARGET_PER_S = 500.0
 ASSERT_TARGET_P99_MS = 50.0
 SHARE_TARGETS = {"page": 0.5, "assertItem": 0.75}
@@ -210,14 +220,14 @@ class Line:
         median = self.median
         spread = f"{rates[0]:.0f}-{rates[-1]:.0f}" if len(rates) > 1 else ""
         return (
-            f"{self.operation:<11}{self.path:<22}{self.connections:>5}{median.per_second:>9.0f}{spread:>12}"
+            f"{self.operation:<11}{self.path:<32}{self.connections:>5}{median.per_second:>9.0f}{spread:>12}"
             f"{median.p50_ms:>8.1f}{median.p95_ms:>8.1f}{median.p99_ms:>8.1f}{median.max_ms:>8.1f}"
             f"{median.client_cpu_ms:>8.2f}{median.database_cpu_ms:>8.2f}"
         )
 
 
 HEADER = (
-    f"{'operation':<11}{'path':<22}{'conns':>5}{'req/s':>9}{'range':>12}"
+    f"{'operation':<11}{'path':<32}{'conns':>5}{'req/s':>9}{'range':>12}"
     f"{'p50':>8}{'p95':>8}{'p99':>8}{'max':>8}{'app cpu':>8}{'db cpu':>8}   (ms; cpu per request)"
 )
 
@@ -278,6 +288,22 @@ def cpu_use(client: psutil.Process, database: str) -> Iterator[list[CpuUse]]:
 
 # ---------------------------------------------------------------------------
 # The server: `mneia serve --workers N`, measured by wrk
+
+
+def _served_path(kind: str, workers: int) -> str:
+    """A served line's name: ``HTTP, 2 workers`` (mneia serve) or ``floor, 2 workers`` (floor.py)."""
+    return f"{kind}, {workers} worker{'s' if workers > 1 else ''}"
+
+
+@contextmanager
+def floor_serve(url: str, workers: int, kind: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The stack's floor (floor.py) on a free port until the block ends; its base URL and process."""
+    port = free_port()
+    command = [sys.executable, str(HERE / "floor.py"), "--database-url", url, "--port", str(port)]
+    with _child_serving(
+        "the floor", [*command, "--workers", str(workers), "--kind", kind], port, 60
+    ) as served:
+        yield served
 
 
 def wrk(base: str, requests: Path, connections: int, seconds: float) -> Run:
@@ -375,7 +401,9 @@ def _presented(secret: str) -> tuple[str, uuid.UUID | None]:
     return token.digest(secret), token.workspace_of(secret)
 
 
-async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
+async def asserted(connection: asyncpg.Connection, case: Assertion) -> asyncpg.Record:
+    """An assertion's transaction as raw SQL, and the row it wrote: the ceiling's, and the floor's
+    resolver's (floor.py)."""
     async with connection.transaction():
         who = await connection.fetchrow(_AUTHENTICATE, *_presented(case.token))
         if who is None:
@@ -383,7 +411,7 @@ async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
         access = await connection.fetchrow(_ACCESS, case.session_id, [case.project_id])
         if access is None or not access[3] or access[4] != case.session_id:
             raise BenchmarkBroken("the agent does not work in its project, or its session is not there")
-        await connection.fetchrow(
+        row = await connection.fetchrow(
             _INSERT,
             who["workspace_id"],
             new_id(),
@@ -395,6 +423,13 @@ async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
             case.confidence,
             case.session_id,
         )
+    if row is None:  # pragma: no cover - INSERT … RETURNING returns its row
+        raise BenchmarkBroken("the INSERT returned nothing")
+    return row
+
+
+async def raw_assert(connection: asyncpg.Connection, case: Assertion) -> None:
+    await asserted(connection, case)
 
 
 async def raw_page(connection: asyncpg.Connection, case: PageRead) -> None:
@@ -473,6 +508,7 @@ class Options:
     skip_sql: bool
     profile: Path | None
     operations: list[str]
+    floor: bool = False
 
 
 async def build_world(url: str, base: str, options: Options, rng: random.Random) -> list[Space]:
@@ -536,27 +572,34 @@ def interleaved(
     """
     database = make_url(url).database or ""
     cases, transact = raw
-    paths = ([] if options.skip_sql else [SQL]) + [
-        f"HTTP, {workers} worker{'s' if workers > 1 else ''}" for workers in options.workers
+    servers_wanted = [
+        (_served_path(HTTP, workers), partial(mneia_serve, url, workers)) for workers in options.workers
     ]
+    if options.floor and operation == "assertItem":
+        servers_wanted += [
+            (_served_path(f"{FLOOR} {kind}", workers), partial(floor_serve, url, workers, kind))
+            for kind in FLOOR_KINDS
+            for workers in options.workers
+        ]
+    paths = ([] if options.skip_sql else [SQL]) + [path for path, _ in servers_wanted]
     lines: list[Line] = []
     with ExitStack() as servers:
-        served = [servers.enter_context(mneia_serve(url, workers)) for workers in options.workers]
+        served = [(path, servers.enter_context(start())) for path, start in servers_wanted]
         for connections in options.connections:
             runs: dict[str, list[Run]] = {path: [] for path in paths}
             for turn in range(options.repeat):
                 if not options.skip_sql:
                     run = asyncio.run(raw_load(url, cases, transact, connections, options.duration))
                     runs[SQL].append(run)
-                for workers, (base, server) in zip(options.workers, served, strict=True):
+                for path, (base, server) in served:
                     wrk(base, requests, connections, options.warmup)
-                    name = f"{operation}-{workers}w-{connections}c-{turn + 1}"
+                    name = f"{operation}-{path.replace(', ', '-').replace(' ', '')}-{connections}c-{turn + 1}"
                     with (
                         profiled(server, options.profile, name, options.duration),
                         cpu_use(psutil.Process(server.pid), database) as used,
                     ):
                         run = wrk(base, requests, connections, options.duration)
-                    runs[f"HTTP, {workers} worker{'s' if workers > 1 else ''}"].append(run.costed(used[0]))
+                    runs[path].append(run.costed(used[0]))
             for path in paths:
                 lines.append(Line(operation, path, connections, runs[path]))
                 print(lines[-1].text(), flush=True)
@@ -600,10 +643,23 @@ def shares(lines: Sequence[Line]) -> list[str]:
             continue
         for line in served:
             share = line.median.per_second / ceiling.median.per_second
+            verdict = f"target >= {target:.2f}: {'met' if share >= target else 'MISSED'}"
+            if line.path.startswith(FLOOR):
+                verdict = "floor.py: the stack with nothing of Mneia"
             said.append(
-                f"share        {operation} {line.path}: {share:.2f} of SQL at 16 connections"
-                f" (target >= {target:.2f}: {'met' if share >= target else 'MISSED'})"
+                f"share        {operation} {line.path}: {share:.2f} of SQL at 16 connections ({verdict})"
             )
+        for line in served:
+            if not line.path.startswith(HTTP):
+                continue
+            workers = line.path.removeprefix(HTTP)
+            for floor in served:
+                if floor.path.startswith(FLOOR) and floor.path.endswith(workers):
+                    of_floor = line.median.per_second / floor.median.per_second
+                    said.append(
+                        f"of floor     {operation} {line.path}: {of_floor:.2f} of"
+                        f" {floor.path.split(',')[0]}'s rate"
+                    )
     return said
 
 
@@ -643,6 +699,12 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         help="record the server's processes with py-spy during each measured HTTP run "
         "(collapsed stacks, DIR/<operation>-<workers>w-<connections>c.txt; costs some throughput)",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also serve the stack's floor for assertItem (floor.py: Strawberry's stock view, graphql-core"
+        " and asyncpg, none of Mneia) with each worker count, in the same turns",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.duration <= 0:
         parser.error("--repeat must be at least 1 and --duration positive")
@@ -661,6 +723,7 @@ def arguments(argv: Sequence[str] | None = None) -> Options:
         args.skip_sql,
         args.profile,
         args.operations,
+        args.floor,
     )
 
 

@@ -375,6 +375,10 @@ RUN_BY = {
     ("docs/performance.md", "## Throughput under concurrent load"): (
         "tests/test_docs.py::test_every_benchmark_command_shown_parses"
     ),
+    (
+        "docs/performance.md",
+        "## A lighter request: `benchmarks/request.py` and `benchmarks/throughput.py` (issue 24, part 4)",
+    ): "tests/test_docs.py::test_every_benchmark_command_shown_parses",
     ("docs/rehydration.md", "## The benchmark"): (
         "tests/test_docs.py::test_every_benchmark_command_shown_parses"
     ),
