@@ -201,11 +201,18 @@ compile() { # site-packages, target; holding the cache lock
 
 # --- running as the servers' user -------------------------------------------------------------
 
-ensure_run_user() {
+ensure_run_user() { # under the lock mneia.storage.embedded.ensure_system_user takes: one useradd at a time
     is_root || return 0
-    id -u "$RUN_AS" >/dev/null 2>&1 && return 0
-    useradd -s /bin/bash "$RUN_AS"
-    say "created the system user $RUN_AS to run the servers (PostgreSQL refuses to run as root)"
+    local lock="${TMPDIR:-/tmp}/mneia-embedded-user.lock"
+    [[ -L $lock ]] && die "$lock is a link: remove it, it guards the creation of $RUN_AS"
+    (
+        exec 7>>"$lock"
+        [[ -O $lock ]] || die "$lock is not root's: remove it, it guards the creation of $RUN_AS"
+        flock 7
+        id -u "$RUN_AS" >/dev/null 2>&1 && exit 0
+        useradd -s /bin/bash "$RUN_AS"
+        say "created the system user $RUN_AS to run the servers (PostgreSQL refuses to run as root)"
+    )
 }
 
 open_path_to_run_user() { # the directories down to $1 get o+x where they lack it (root only)

