@@ -568,6 +568,10 @@ def test_issue_21_a_test_run_killed_with_sigterm_stops_its_embedded_postgresql(t
     """Killing the run left the tests' embedded PostgreSQL running. The suite now stops on SIGTERM as
     on Ctrl-C: the session's teardown runs and the server stops with it."""
     env = {k: v for k, v in os.environ.items() if k != "MNEIA_TEST_DATABASE_URL"}
+    # The signal may land while initdb still writes the run's data directory: what it leaves then
+    # stays under this test's own directory, which pytest removes, not in the machine's /tmp.
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     module = str(Path(__file__).with_name("test_api_tokens.py"))
     with (tmp_path / "run.out").open("wb") as out:
         run = subprocess.Popen(
