@@ -196,6 +196,9 @@ def create_app(
         engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
     )
     graphql = MneiaGraphQL(engine, hub, settings, nodes, directory)
+    citus_regions = dict(regions_nodes or {})  # this region's nodes among them, when it is a cluster
+    if nodes is not None:
+        citus_regions[settings.region] = nodes
     probes = Probes(engine)
     mcp = Endpoint(cast(MneiaSchema, graphql.schema), engine, hub, workers_dir, nodes)
 
@@ -223,14 +226,7 @@ def create_app(
             Route("/readyz", probes.readyz),
             graphiql.assets,
             *inbox.routes(graphql.schema, engine, hub, graphql, nodes),
-            *oidc.routes(
-                signing_in,
-                engine,
-                settings.region,
-                regions,
-                directory,
-                {**(regions_nodes or {}), **({settings.region: nodes} if nodes is not None else {})},
-            ),
+            *oidc.routes(signing_in, engine, settings.region, regions, directory, citus_regions),
         ],
         # CORS outermost, so that a browser can read a refusal of the body limit too.
         middleware=[*_cors(settings.cors_origins), Middleware(BodyLimit, limit=settings.max_body_bytes)],

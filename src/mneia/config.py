@@ -215,6 +215,7 @@ class Settings:
     @classmethod
     def from_env(cls, data_dir: Path | None = None) -> Settings:
         env = os.environ
+        served = regions(env.get("MNEIA_REGIONS"))
         return cls(
             database_url=env.get("DATABASE_URL") or None,
             app_database_url=env.get("MNEIA_APP_DATABASE_URL") or None,
@@ -244,8 +245,8 @@ class Settings:
             ),
             region=region(env.get("MNEIA_REGION") or ""),
             oidc=Oidc.from_env(env),
-            regions=regions(env.get("MNEIA_REGIONS")),
-            regions_admin=regions_admin(env.get("MNEIA_REGIONS_ADMIN"), regions(env.get("MNEIA_REGIONS"))),
+            regions=served,
+            regions_admin=regions_admin(env.get("MNEIA_REGIONS_ADMIN"), served),
             directory_url=env.get("MNEIA_DIRECTORY_URL") or None,
         )
 
