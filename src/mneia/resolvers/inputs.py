@@ -15,6 +15,7 @@ import urllib.parse
 import uuid
 
 from mneia.errors import BadInput
+from mneia.secrets import KINDS
 
 TEXT_LIMIT = 20_000
 """The longest string any argument may hold, in characters; some fields allow less."""
@@ -113,8 +114,6 @@ def confidence(value: float | None, field: str = "confidence") -> float | None:
 
 def redacted_kinds(values: list[str] | None, field: str) -> tuple[str, ...]:
     """Kinds of credential a client says it removed (mneia.secrets): each one Mneia knows, once."""
-    from mneia.secrets import KINDS
-
     for value in values or []:
         if value not in KINDS:
             raise BadInput(field, f"{value!r} is not a kind of credential Mneia redacts ({', '.join(KINDS)})")

@@ -26,9 +26,10 @@ import asyncpg
 from sqlalchemy import ClauseElement, ColumnElement, Executable, FromClause, any_, bindparam, pool, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
-from sqlalchemy.engine import CursorResult, Engine
+from sqlalchemy.engine import Connection, CursorResult, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import greenlet_spawn
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.types import TypeEngine
 
@@ -405,21 +406,31 @@ async def walked(tx: Tx, statement: Any, params: Any = None) -> Any:
     return rows
 
 
-async def _connect(engine: AsyncEngine) -> tuple[AsyncConnection, asyncpg.Connection]:
-    """A pooled connection whose transactions this module begins and ends itself (SQLAlchemy's
-    autocommit: it sends no BEGIN of its own), and its driver connection."""
+def _checked_out(engine: Engine) -> tuple[Connection, asyncpg.Connection]:
+    """Run in SQLAlchemy's greenlet: a pooled connection set to autocommit, and its driver's."""
+    connection = engine.connect()
     try:
-        connection = await engine.connect()
-    except DBAPIError as error:
-        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
-    try:
-        await connection.execution_options(isolation_level="AUTOCOMMIT")
-        driver = (await connection.get_raw_connection()).driver_connection
+        connection.execution_options(isolation_level="AUTOCOMMIT")
+        driver = connection.connection.driver_connection
         assert isinstance(driver, asyncpg.Connection)
     except BaseException:
-        await connection.close()
+        connection.close()
         raise
     return connection, driver
+
+
+async def _connect(engine: AsyncEngine) -> tuple[AsyncConnection, asyncpg.Connection]:
+    """A pooled connection whose transactions this module begins and ends itself (SQLAlchemy's
+    autocommit: it sends no BEGIN of its own), and its driver connection.
+
+    Checked out, set and unwrapped in one pass through SQLAlchemy's greenlet rather than
+    three (``AsyncEngine.connect``, ``execution_options``, ``get_raw_connection``): every
+    request pays for this, and each pass is a greenlet switch there and back."""
+    try:
+        connection, driver = await greenlet_spawn(_checked_out, engine.sync_engine)
+    except DBAPIError as error:
+        raise Unreachable(f"could not open a connection: {error.orig!r}") from error
+    return AsyncConnection(engine, connection), driver
 
 
 @asynccontextmanager
