@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mneia.app import create_app
@@ -40,8 +42,9 @@ from mneia.config import app_url
 from mneia.storage import citus, node
 from mneia.storage.database import create_engine
 from tests.citus import ASKED, Cluster, migrated_cluster, mneia_migrate, output, scratch_directory
+from tests.forwarder import forwarding
 from tests.graphql import Api, World
-from tests.live import CLI, cli_env, free_port, serving
+from tests.live import CLI, PATIENCE, cli_env, free_port, serving
 from tests.support import CONFIRM_ITEM, assert_code, assert_human_required, rehydrate
 
 pytestmark = [pytest.mark.slow, ASKED]
@@ -325,6 +328,45 @@ def test_mneia_serve_with_regions_routes_a_citus_regions_requests_to_their_works
     said = (logs / "serve.out").read_text() + (logs / "serve.err").read_text()
     assert "region local: a Citus coordinator" in said, said
     assert "region eu" in said and "cannot reach" in said, said
+
+
+def test_a_citus_region_that_answers_only_after_the_start_runs_its_requests_on_their_nodes(
+    served: Served, worlds: Worlds, scratch: Path
+) -> None:
+    """A region whose database does not answer when ``mneia serve`` starts is served anyway, and
+    asked again until it answers; a Citus coordinator's is then routed as if it had answered at
+    the start: each request on its workspace's node, without a restart. (Before, it was served as
+    one server until restarted, and its tokens bound nobody through the coordinator.) Here the
+    region names a port where nothing listens, until the test passes it through to the
+    coordinator."""
+    logs = scratch / "serve-late"
+    logs.mkdir(exist_ok=True)
+    coordinator = make_url(served.cluster.url)
+    port = free_port()
+    late = make_url(app_url(served.cluster.url)).set(port=port).render_as_string(hide_password=False)
+    asked = {"query": "{ me { id } }"}
+
+    def me(base: str, world: World) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {world.human.token}"}
+        answer: dict[str, Any] = httpx.post(f"{base}/graphql", json=asked, headers=headers, timeout=60).json()
+        return answer
+
+    env = cli_env(scratch, MNEIA_REGIONS=f"local={late}")
+    with serving([], env, logs, healthy=False) as (_, base):
+        before = me(base, worlds.one)
+        with forwarding(port, (str(coordinator.host), int(coordinator.port or 5432))):
+            deadline = time.monotonic() + PATIENCE
+            answers = [me(base, w) for w in (worlds.one, worlds.other)]
+            while any(a.get("data") is None for a in answers) and time.monotonic() < deadline:
+                time.sleep(0.5)
+                answers = [me(base, w) for w in (worlds.one, worlds.other)]
+    assert before.get("data") is None and before.get("errors"), before
+    assert [a.get("data") for a in answers] == [
+        {"me": {"id": w.human.id}} for w in (worlds.one, worlds.other)
+    ], answers
+    said = (logs / "serve.out").read_text() + (logs / "serve.err").read_text()
+    assert "region local" in said and "asked again every second" in said, said
+    assert "region local: answers now, a Citus coordinator" in said, said
 
 
 SHELL_POLICIES = (

@@ -305,6 +305,47 @@ async def test_regions_a_token_at_the_wrong_region_is_refused_before_any_databas
         assert answer.status_code == 421 and answer.json()["errors"][0]["extensions"]["region"] == "ap-south"
 
 
+def _socket_in(directory: Path) -> Path:
+    """The socket a PostgreSQL server listens on in ``directory``."""
+    (socket,) = [found for found in directory.glob(".s.PGSQL.*") if found.suffix != ".lock"]
+    return socket
+
+
+async def test_regions_a_region_unreachable_at_the_start_is_served_once_its_database_answers(
+    two: Two, tmp_path: Path
+) -> None:
+    """A region whose database did not answer when the server started (``unknown``) is asked again
+    until it answers; then its requests are served, without a restart, by the same application
+    when the database is one server's (a Citus coordinator's gets one routed to its nodes:
+    tests/test_citus_serve.py). Here eu's URL names a socket directory that is empty until the
+    test links eu's database's socket into it."""
+    given = make_url(two.eu.app_url)
+    served_at = Path(str(given.query["host"]))
+    socket = _socket_in(served_at)
+    later_at = tmp_path / "not-yet"
+    later_at.mkdir()
+    late = given.update_query_dict({"host": str(later_at)}).render_as_string(hide_password=False)
+    regions = serving([("eu", late)], default="eu", unknown=frozenset({"eu"}))
+    first = regions.apps["eu"]
+    secret = two.made["eu"].token
+    async with (
+        uvicorn_serving(regions) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as client,
+    ):
+        before = (await run(client, secret, WHO)).json()
+        (later_at / socket.name).symlink_to(socket)
+        deadline = asyncio.get_running_loop().time() + PATIENCE
+        answer = (await run(client, secret, WHO)).json()
+        while (answer.get("errors") or "eu" not in regions.settled) and (
+            asyncio.get_running_loop().time() < deadline
+        ):
+            await asyncio.sleep(0.2)
+            answer = (await run(client, secret, WHO)).json()
+    assert before.get("data") is None and before.get("errors"), before
+    assert not answer.get("errors") and answer["data"]["workspace"]["region"] == "eu", answer
+    assert "eu" in regions.settled and regions.apps["eu"] is first  # asked, and kept: one server's
+
+
 async def test_regions_one_regions_role_cannot_connect_to_the_others_database(two: Two) -> None:
     """Separate credentials per region: eu's server role, with eu's password, is refused by us's
     server (and the other way round); each connects to its own (the control)."""

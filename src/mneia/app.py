@@ -172,12 +172,13 @@ def create_app(
     workers_dir: Path | None = None,
     nodes: Nodes | None = None,
     regions: Mapping[str, AsyncEngine] | None = None,
-    regions_nodes: Mapping[str, Nodes] | None = None,
+    regions_nodes: dict[str, Nodes] | None = None,
 ) -> Starlette:
     """The whole application. ``workers_dir``: one worker of several's, where each listens on a
     Unix socket of its own (mcp.affinity). ``regions``: in a process serving several
     (http.region.serving), each one's engine by name, where OpenID sign-in looks for a person;
-    ``regions_nodes``: the nodes of each of them that is a Citus cluster, for the same.
+    ``regions_nodes``: the nodes of each of them that is a Citus cluster, for the same, kept as
+    given (not copied), so that a region found to be one later is seen too.
 
     ``nodes``: on a Citus cluster (``engine`` on its coordinator), where each workspace lives:
     every request with a token runs on its workspace's node (storage.node); what reads no
@@ -196,7 +197,9 @@ def create_app(
         engine.url.render_as_string(hide_password=False), per_holder=settings.max_subscriptions_per_token
     )
     graphql = MneiaGraphQL(engine, hub, settings, nodes, directory)
-    citus_regions = dict(regions_nodes or {})  # this region's nodes among them, when it is a cluster
+    # The caller's own map (http.region.serving adds a region found to be Citus later), with
+    # this region's nodes in it when it is a cluster.
+    citus_regions = regions_nodes if regions_nodes is not None else {}
     if nodes is not None:
         citus_regions[settings.region] = nodes
     probes = Probes(engine)

@@ -422,13 +422,16 @@ def regions_app(
     default: str,
     workers_dir: Path | None = None,
     citus: frozenset[str] = frozenset(),
+    unknown: frozenset[str] = frozenset(),
 ) -> Regions:
     """The app of ``mneia serve`` with several regions (of one worker process, built there): one
     application and engine per region. ``workers_dir``: as ``worker_app``'s; ``citus``: the regions
-    whose database is a Citus coordinator's (each request there runs on its workspace's node)."""
+    whose database is a Citus coordinator's (each request there runs on its workspace's node);
+    ``unknown``: those whose database did not answer at the start, asked again until it does
+    (http.region.serving)."""
     from mneia.http.region import serving
 
-    app = serving(regions, default, workers_dir=workers_dir, citus=citus)
+    app = serving(regions, default, workers_dir=workers_dir, citus=citus, unknown=unknown)
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -440,7 +443,8 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
 
     Nothing is migrated here: each region is migrated on its own (``mneia migrate`` with its
     DATABASE_URL and ``--region``). A region that cannot be reached now is said, and served
-    anyway: its requests fail until it answers, the others' do not wait for it. The default
+    anyway: its requests fail until it answers, the others' do not wait for it; once it answers,
+    a Citus cluster's requests run on their workspaces' nodes (http.region.serving). The default
     region (requests naming none) is MNEIA_REGION's when it is one of them, else the first named.
     """
     import uvicorn
@@ -452,15 +456,17 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
     names = [name for name, _ in settings.regions]
     default = settings.region if settings.region in names else names[0]
     citus: set[str] = set()
+    unknown: set[str] = set()
     for name, url in settings.regions:
         try:
             reachable(url, who=f" of region {name} as {make_url(url).username}")
         except CliError as exc:
             print(
-                f"mneia: warning: {exc}; if it is a Citus cluster, restart once it answers",
+                f"mneia: warning: {exc}; served anyway, and asked again every second until it answers",
                 file=sys.stderr,
                 flush=True,
             )
+            unknown.add(name)
             continue
         if asyncio.run(_citus(url)):
             citus.add(name)
@@ -475,7 +481,9 @@ def serve_regions(args: argparse.Namespace, settings: Settings) -> None:
         sockets.append(PerWorkerUnixSocket(workers_dir))
     try:
         config = uvicorn.Config(
-            partial(regions_app, settings.regions, default, workers_dir, frozenset(citus)),
+            partial(
+                regions_app, settings.regions, default, workers_dir, frozenset(citus), frozenset(unknown)
+            ),
             factory=True,
             workers=args.workers,
             log_level=args.log_level,

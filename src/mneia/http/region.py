@@ -35,10 +35,12 @@ the person in every region served here (inbox.oidc).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -64,11 +66,22 @@ MISDIRECTED = 421
 class Regions:
     """One ASGI application in front of one application per region."""
 
-    def __init__(self, apps: Mapping[str, Starlette], default: str) -> None:
+    def __init__(
+        self,
+        apps: Mapping[str, Starlette],
+        default: str,
+        later: Mapping[str, Callable[[], Awaitable[Starlette | None]]] | None = None,
+    ) -> None:
+        """``later``: for a region whose kind of database is not known yet (it did not answer when
+        the server started), what waits until it is and returns the application that replaces
+        the region's, or None when the one served is right (``serving``)."""
         if default not in apps:
             raise ValueError(f"the default region {default!r} is not among those served ({', '.join(apps)})")
         self.apps = dict(apps)
         self.default = default
+        self.later = dict(later or {})
+        self.settled: set[str] = set()
+        """The regions of ``later`` whose database has answered since, replaced or not."""
 
     def refusal(self, region: str) -> Refusal:
         served = ", ".join(sorted(self.apps))
@@ -122,11 +135,31 @@ class Regions:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Every region's application started (its engine, its listener, MCP), and stopped after."""
+        """Every region's application started (its engine, its listener, MCP), and stopped after;
+        meanwhile, each region in ``later`` replaced as soon as its replacement is known."""
         async with AsyncExitStack() as stack:
             for app in self.apps.values():
                 await stack.enter_async_context(app.router.lifespan_context(app))
-            yield
+            waits = [
+                asyncio.create_task(self._replace(name, found, stack)) for name, found in self.later.items()
+            ]
+            try:
+                yield
+            finally:
+                for wait in waits:
+                    wait.cancel()
+                await asyncio.gather(*waits, return_exceptions=True)
+
+    async def _replace(
+        self, region: str, found: Callable[[], Awaitable[Starlette | None]], stack: AsyncExitStack
+    ) -> None:
+        """The region's application replaced by what ``found`` returns, once started. The one it
+        replaces stops with the others, at the end: requests it holds now finish there."""
+        app = await found()
+        if app is not None:
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            self.apps[region] = app
+        self.settled.add(region)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -193,6 +226,7 @@ def serving(
     settings: Settings | None = None,
     workers_dir: Path | None = None,
     citus: frozenset[str] = frozenset(),
+    unknown: frozenset[str] = frozenset(),
 ) -> Regions:
     """One application per region (``name``, the URL its server role connects with), each with an
     engine of its own, behind ``Regions``. An engine connects when first used: a region whose
@@ -201,7 +235,14 @@ def serving(
     worker that holds it through the same socket, where ``Regions`` hands them to the region
     again. ``citus``: the regions whose database is a Citus coordinator's: each gets the map of
     its nodes (storage.node), as ``mneia serve`` on one Citus cluster, and OpenID sign-in at any
-    region served here accepts its invitations on their workspaces' nodes."""
+    region served here accepts its invitations on their workspaces' nodes.
+
+    ``unknown``: the regions whose database did not answer when the server started, so that
+    nobody knows yet whether it is a Citus coordinator's. Each is served as one server
+    meanwhile (its requests fail while its database does not answer), and its database is
+    asked again every ``ASK_EVERY`` seconds until it answers; if it is a coordinator's, the
+    region's application is built again with the map of its nodes and takes over, as if the
+    region had answered at the start."""
     from mneia.app import create_app
     from mneia.storage.database import create_engine
     from mneia.storage.node import Nodes
@@ -209,20 +250,49 @@ def serving(
     settings = settings or Settings.from_env()
     engines = {name: create_engine(url) for name, url in regions}
     nodes = {name: Nodes(engine) for name, engine in engines.items() if name in citus}
+
+    def application(name: str, nodes_here: Nodes | None = None) -> Starlette:
+        return create_app(
+            engines[name],
+            settings=replace(settings, region=name),
+            regions=engines,
+            workers_dir=workers_dir,
+            nodes=nodes_here,
+            regions_nodes=nodes,
+        )
+
+    async def on_citus(name: str, url: str) -> Starlette | None:
+        if not await answered_as_citus(url):
+            return None
+        nodes[name] = Nodes(engines[name])
+        print(
+            f"mneia: region {name}: answers now, a Citus coordinator: each request runs on the node"
+            " that holds its workspace",
+            flush=True,
+        )
+        return application(name, nodes[name])
+
+    urls = dict(regions)
     return Regions(
-        {
-            name: create_app(
-                engine,
-                settings=replace(settings, region=name),
-                regions=engines,
-                workers_dir=workers_dir,
-                nodes=nodes.get(name),
-                regions_nodes=nodes,
-            )
-            for name, engine in engines.items()
-        },
+        {name: application(name, nodes.get(name)) for name in engines},
         default,
+        {name: partial(on_citus, name, urls[name]) for name in unknown if name in urls},
     )
+
+
+ASK_EVERY = 1.0
+"""Seconds between asking a region's database whose kind is not known yet whether it is Citus."""
+
+
+async def answered_as_citus(url: str) -> bool:
+    """Whether the database at ``url`` is a Citus coordinator's, asked until it answers."""
+    from mneia.storage import citus
+
+    while True:
+        try:
+            return await citus.detected(url)
+        except Exception:  # noqa: BLE001 - not answering yet, whatever the way; asked again
+            await asyncio.sleep(ASK_EVERY)
 
 
 def _pasting(scope: Scope) -> bool:

@@ -168,8 +168,9 @@ class SignIn:
         self.engine = engine
         self.region = region
         self.directory = directory
-        # Each region served here that is a Citus cluster: where its workspaces live.
-        self.nodes = dict(nodes or {})
+        # Each region served here that is a Citus cluster: where its workspaces live. The caller's
+        # own map, which gains a region found to be a cluster once its database answers.
+        self.nodes = nodes if nodes is not None else {}
         # Where a person may have workspaces: this server's region first, then every other served.
         self.regions = {region: engine, **{name: e for name, e in (regions or {}).items() if name != region}}
         oauth = OAuth(cache=_Kept(engine))
