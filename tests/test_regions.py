@@ -30,6 +30,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
@@ -303,6 +306,66 @@ async def test_regions_a_token_at_the_wrong_region_is_refused_before_any_databas
         elsewhere = token.mint(uuid.uuid4(), "ap-south")
         answer = await run(client, elsewhere, WHO)
         assert answer.status_code == 421 and answer.json()["errors"][0]["extensions"]["region"] == "ap-south"
+
+
+def _stub(name: str, lived: list[str]) -> Starlette:
+    """An application that answers its name, and notes when its lifespan starts and ends."""
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        lived.append(f"{name} started")
+        yield
+        lived.append(f"{name} stopped")
+
+    return Starlette(routes=[Route("/", lambda _: PlainTextResponse(name))], lifespan=lifespan)
+
+
+async def _settled(regions: Regions, region: str) -> None:
+    deadline = asyncio.get_running_loop().time() + PATIENCE
+    while region not in regions.settled:
+        assert asyncio.get_running_loop().time() < deadline, f"{region} never settled"
+        await asyncio.sleep(0.05)
+
+
+async def test_regions_a_region_known_later_is_replaced_then_and_its_replacement_stopped_with_the_rest(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``Regions``' ``later``: the region's application answers until its replacement is known, then
+    the replacement answers, started first and stopped with the others at the end. One whose
+    replacement cannot be built stays as it was, and the log says why."""
+    lived: list[str] = []
+    known = asyncio.Event()
+
+    async def replacement() -> Starlette:
+        await known.wait()
+        return _stub("routed", lived)
+
+    async def broken() -> Starlette:
+        raise RuntimeError("no map of the nodes")
+
+    regions = Regions(
+        {"eu": _stub("first", lived), "us": _stub("us", lived)},
+        "eu",
+        {"eu": replacement, "us": broken},
+    )
+    transport = httpx.ASGITransport(app=regions)
+    async with regions.running(), httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        before = (await client.get("/")).text
+        await _settled(regions, "us")
+        known.set()
+        await _settled(regions, "eu")
+        after = (await client.get("/")).text
+    assert (before, after) == ("first", "routed")
+    assert lived == [
+        "first started",
+        "us started",
+        "routed started",
+        "routed stopped",
+        "us stopped",
+        "first stopped",
+    ]
+    assert "region us: its application could not be rebuilt" in caplog.text
+    assert "no map of the nodes" in caplog.text
 
 
 def _socket_in(directory: Path) -> Path:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
@@ -56,6 +57,8 @@ from mneia.inbox import cookie
 from mneia.inbox.page import MAX_FORM_BYTES, SIGN_IN, sign_in_page
 from mneia.resolvers.request.context import bearer_token, pasted_token
 from mneia.storage.token import region_of
+
+log = logging.getLogger("mneia")
 
 FORBIDDEN = 4403
 """graphql-transport-ws's close code for a connection refused its connection_init."""
@@ -155,10 +158,13 @@ class Regions:
     ) -> None:
         """The region's application replaced by what ``found`` returns, once started. The one it
         replaces stops with the others, at the end: requests it holds now finish there."""
-        app = await found()
-        if app is not None:
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            self.apps[region] = app
+        try:
+            app = await found()
+            if app is not None:
+                await stack.enter_async_context(app.router.lifespan_context(app))
+                self.apps[region] = app
+        except Exception:
+            log.exception("region %s: its application could not be rebuilt; it is served as before", region)
         self.settled.add(region)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
