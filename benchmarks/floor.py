@@ -53,7 +53,7 @@ from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import Info
-from throughput import Assertion, asserted
+from throughput import FLOOR_KINDS, Assertion, asserted
 from uvicorn.supervisors import Multiprocess
 
 from graphql import DocumentNode, execute, parse, validate
@@ -64,7 +64,6 @@ from mneia.schema.item import AssertItemInput
 from mneia.schema.scalars import SCALARS
 from mneia.storage.database import PLAN_CACHE_MODE
 
-KINDS = ("strawberry", "graphql-core")
 POOL_SIZE = 16
 """Connections per worker at most: as many as wrk's 16, so that no request waits for one."""
 IDLE_SECONDS = 1.0
@@ -195,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--kind", choices=KINDS, default="graphql-core")
+    parser.add_argument("--kind", choices=FLOOR_KINDS, default="graphql-core")
     args = parser.parse_args(argv)
     make_url(args.database_url)  # refuses a malformed URL before any worker starts
     sock = listening_socket("127.0.0.1", args.port, workers=args.workers)

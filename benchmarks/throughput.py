@@ -96,7 +96,7 @@ SQL = "SQL (asyncpg)"
 HTTP = "HTTP"
 FLOOR = "floor"
 FLOOR_KINDS = ("strawberry", "graphql-core")
-"""floor.py's kinds: Strawberry's stock view with its caches, and graphql-core alone."""
+"""floor.py's kinds (its ``--kind``): Strawberry's stock view with its caches, and graphql-core alone."""
 ASSERT_TARGET_PER_S = 500.0
 ASSERT_TARGET_P99_MS = 50.0
 SHARE_TARGETS = {"page": 0.5, "assertItem": 0.75}
@@ -291,7 +291,8 @@ def cpu_use(client: psutil.Process, database: str) -> Iterator[list[CpuUse]]:
 
 
 def _served_path(kind: str, workers: int) -> str:
-    """A served line's name: ``HTTP, 2 workers`` (mneia serve) or ``floor, 2 workers`` (floor.py)."""
+    """A served line's name: ``HTTP, 2 workers`` (mneia serve) or ``floor strawberry, 2 workers``
+    (floor.py, of the kind named)."""
     return f"{kind}, {workers} worker{'s' if workers > 1 else ''}"
 
 
