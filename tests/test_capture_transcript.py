@@ -14,8 +14,9 @@ import pytest
 
 from mneia.capture.record import Capture, Checkpoint, Claim, NotASource, Origin
 from mneia.capture.transcript import READERS, claude_code, codex, files, gemini
+from tests.support import SHARED
 
-CLIENTS = Path(__file__).resolve().parents[2] / "shared" / "clients"
+CLIENTS = SHARED / "clients"
 CLAUDE_ID = "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
 
 

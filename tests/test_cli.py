@@ -35,7 +35,7 @@ from mneia.config import APP_ROLE, async_url
 from tests.database import fresh_name, with_database
 from tests.graphql import Api, World
 from tests.live import CLI, PATIENCE, UNREACHABLE, cli_env, free_port, serving
-from tests.support import rows
+from tests.support import SHARED, rows
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def test_schema_prints_the_sdl(tmp_path: Path) -> None:
 def test_the_printed_schema_meets_the_whole_contract(tmp_path: Path) -> None:
     """R12 completes the contract: ``mneia schema`` lacks nothing of ../shared/contract (no gap),
     as .ci/run checks too, failing on any gap."""
-    checker = Path(__file__).resolve().parents[2] / "shared" / "tools" / "contract_check.py"
+    checker = SHARED / "tools" / "contract_check.py"
     if not checker.exists():
         pytest.skip(f"the contract is not beside this checkout ({checker})")
     printed = mneia("schema", env=cli_env(tmp_path))

@@ -23,6 +23,7 @@ import pytest
 from mneia.rehydration.tokens import count as tokens_of
 from tests import walkthrough
 from tests.graphql import Api
+from tests.support import SHARED
 from tests.walkthrough import expected_output, reads_as
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ async def test_readme_shell_walkthrough_pastes_as_shown(server: str, tmp_path: P
 
 CAPTURE_PAGE = (ROOT / "docs" / "capture.md").read_text()
 EXPORT_PAGE = (ROOT / "docs" / "export.md").read_text()
-SESSION = ROOT.parent / "shared" / "clients" / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+SESSION = SHARED / "clients" / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 ADR = """# 1. Refunds are idempotent
 
 Date: 2026-11-20
@@ -294,7 +295,7 @@ def test_readme_test_command_is_what_ci_runs() -> None:
 def test_the_rules_the_tests_cite_are_the_contracts() -> None:
     """docs/RULES.md is the contract's rules (R1-R15) word for word, then R16-R19 merged from its
     privacy part (issue 23), each named there: for readers of this repository alone."""
-    shared = ROOT.parent / "shared" / "contract"
+    shared = SHARED / "contract"
     if not (shared / "RULES.md").exists():
         pytest.skip(f"the contract is not beside this checkout ({shared})")
     ours = (ROOT / "docs" / "RULES.md").read_text()
