@@ -177,7 +177,8 @@ def floor_app(url: str, kind: str) -> Starlette:
             query=Query,
             mutation=Mutation,
             config=config,
-            extensions=[ParserCache(maxsize=None), ValidationCache(maxsize=None)],
+            # Factories: Strawberry builds a fresh extension for each request; both caches are shared.
+            extensions=[lambda: ParserCache(maxsize=None), lambda: ValidationCache(maxsize=None)],
         )
         graphql: Any = GraphQL(cached)
     else:

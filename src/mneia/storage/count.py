@@ -43,7 +43,12 @@ async def bounded(tx: Tx, source: Any, conditions: Sequence[ColumnElement[bool]]
     some = select(literal_column("1")).select_from(source).where(*conditions).limit(LIMIT + 1).subquery()
     counting = select(func.count()).select_from(some)
     found = int((await tx.execute(counting, {"workspace": tx.workspace})).scalar_one())
-    return Count(min(found, LIMIT), exact=found <= LIMIT)
+    return Count(found, exact=True) if found <= LIMIT else capped()
+
+
+def capped() -> Count:
+    """A count past LIMIT: LIMIT, not exact."""
+    return Count(LIMIT, exact=False)
 
 
 async def counted(

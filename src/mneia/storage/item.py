@@ -399,7 +399,8 @@ async def _newest_matches(
     """A text search's page, newest first, and its bounded count, as storage.search finds them."""
     past = [*chosen, items.c.id < after] if after is not None else chosen
     found = await search.newest(tx, _selected(_NOW_COLUMNS), past, query, first + 1)
-    return _page(found.rows, first, count.once(lambda: search.counted(tx, chosen, query, found.share)))
+    whole = after is None
+    return _page(found.rows, first, count.once(lambda: search.counted(tx, chosen, query, found, whole=whole)))
 
 
 def _order_keys(order: ItemOrder, columns: dict[str, Any]) -> list[Any]:

@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import TSQUERY
 
 from mneia.storage import count
 from mneia.storage.count import Count
-from mneia.storage.database import Tx, walked
+from mneia.storage.database import Tx, stated, walked
 from mneia.storage.tables import items
 
 WINDOW = 2_000
@@ -67,6 +67,9 @@ class Found:
     """The page's rows, newest first (``columns`` only)."""
     share: float | None
     """The share of the window that matched; None when the window was not full (a small project)."""
+    total: Count | None = None
+    """Every match meeting ``chosen``, counted as ``count.bounded`` counts, when the page had to read
+    them all from the text index anyway; None when it did not."""
 
 
 def walk(
@@ -114,24 +117,74 @@ async def newest(
         return Found(page, limit / found[-1][width + 1])
     if not found or found[-1][width + 1] < WINDOW:  # the window held every item there is
         return Found(page, None)
-    edge = found[-1][0]
-    # Planned without the order (a fenced subquery), so from the text index, never as a walk.
-    older = select(*columns).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("older")
-    rest = select(older).order_by(older.c.id.desc()).limit(limit - len(page))
-    return Found(page + [tuple(row) for row in (await tx.execute(rest)).all()], len(page) / WINDOW)
+    edge, share = found[-1][0], len(page) / WINDOW
+    bound = count.LIMIT + 1 - len(page)
+    if bound > 0:
+        rows = (await tx.execute(_older(tx, columns, chosen, query, edge, limit - len(page), bound))).all()
+        older = rows[0][-1] if rows else 0
+        if older < bound:
+            total = Count(len(page) + older, exact=True)
+            return Found(page + [tuple(row[:-1]) for row in rows], share, total)
+    # More matches than a count reads: those counted were any of them, so the newest are read
+    # again, in order.
+    fenced = select(*columns).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("older")
+    rest = select(fenced).order_by(fenced.c.id.desc()).limit(limit - len(page))
+    return Found(page + [tuple(row) for row in (await tx.execute(rest)).all()], share, count.capped())
 
 
-async def counted(tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, share: float | None) -> Count:
+def _older(
+    tx: Tx,
+    columns: Sequence[Any],
+    chosen: Sequence[ColumnElement[bool]],
+    query: Any,
+    edge: Any,
+    wanted: int,
+    bound: int,
+) -> Any:
+    """The newest ``wanted`` matches older than the window's ``edge`` (``columns``, then ``older``:
+    how many older matches there are, read up to ``bound``), in one pass over the text index's
+    matches: the page and the count of a word rare among the newest items each read every match
+    (873 of a million items, say), and twice was the half of the search that grew with the
+    project (docs/performance.md).
+
+    The matches are fenced (OFFSET 0), so that they are planned without the order or the bound:
+    from the text index, never as a walk. Only their ids are kept to be counted and ordered; the
+    newest ``wanted`` are read again by key for their columns."""
+    matched = (
+        select(items.c.id).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("matched")
+    )
+    capped = select(matched.c.id).limit(bound).subquery("capped")
+    latest = (
+        select(capped.c.id, func.count().over().label("older"))
+        .order_by(capped.c.id.desc())
+        .limit(wanted)
+        .subquery("latest")
+    )
+    return (
+        select(*columns, latest.c.older)
+        .select_from(items.join(latest, items.c.id == latest.c.id))
+        .where(stated(items, tx))
+        .order_by(items.c.id.desc())
+    )
+
+
+async def counted(
+    tx: Tx, chosen: Sequence[ColumnElement[bool]], query: Any, found: Found, *, whole: bool
+) -> Count:
     """The items meeting ``chosen`` (the filter but its words) that ``query`` matches, counted up to
-    count.LIMIT: by walking the newest WALK when the page's walk showed the word common (stopping at
-    count.LIMIT + 1 matches; a walk that reached the end of the project is exact), else, or when the
-    walk used up WALK items first, from the text index."""
+    count.LIMIT: as the page counted them when it read them all (``whole``: the page was found
+    with ``chosen`` itself, no cursor), else by walking the newest WALK when the page's walk showed
+    the word common (stopping at count.LIMIT + 1 matches; a walk that reached the end of the
+    project is exact), else, or when the walk used up WALK items first, from the text index."""
+    if whole and found.total is not None:
+        return found.total
+    share = found.share
     if share is not None and share >= COMMON:
         kept = walk([items.c.id.label("id")], chosen, query, WALK).limit(count.LIMIT + 1).subquery("kept")
         tally = select(func.count().filter(kept.c.hit), func.max(kept.c.walked))
         hits, furthest = tuple((await walked(tx, tally)).one())
         if hits > count.LIMIT:
-            return Count(count.LIMIT, exact=False)
+            return count.capped()
         if (furthest or 0) < WALK:  # the walk reached the end of the project first
             return Count(int(hits), exact=True)
     return await count.bounded(tx, items, [*chosen, matching(query)])
