@@ -50,6 +50,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from unittest.mock import patch
 
 import asyncpg
 import httpx
@@ -61,7 +62,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from mneia.app import create_app
 from mneia.config import APP_ROLE, async_url
 from mneia.rehydration import candidates
-from mneia.storage import database, dispute, identity, notification, proposal, token
+from mneia.storage import count, database, dispute, identity, notification, proposal, search, token
 from mneia.storage.citus import REFERENCE_TABLES
 from mneia.storage.node import Nodes
 from mneia.storage.tables import item_states, items
@@ -437,6 +438,12 @@ async def sessions_and_items(run: Run, place: Place) -> Items:
     await run(human, PAGE, p=p, f={"loadBearingSuggested": False, "stale": False})
     worded = await run(agent, PAGE, p=p, f={"text": "refunds capture"})
     await run(agent, PAGE, p=p, f={"text": "refunds"}, after=worded["items"]["pageInfo"]["endCursor"])
+    # Words past the window of newest items: their older matches read and counted in one pass
+    # (storage.search._older), and, past the count's bound, read again in order.
+    with patch.object(search, "WINDOW", 1):
+        await run(agent, PAGE, p=p, f={"text": "refunds"})
+        with patch.object(count, "LIMIT", 1):
+            await run(agent, PAGE, p=p, f={"text": "refunds"})
     ordered = await run(agent, PAGE, p=p, order="SUGGESTED_THEN_CONFIDENCE")
     await run(
         agent, PAGE, p=p, order="SUGGESTED_THEN_CONFIDENCE", after=ordered["items"]["pageInfo"]["endCursor"]
