@@ -117,42 +117,35 @@ async def newest(
         return Found(page, limit / found[-1][width + 1])
     if not found or found[-1][width + 1] < WINDOW:  # the window held every item there is
         return Found(page, None)
-    edge, share = found[-1][0], len(page) / WINDOW
+    share = len(page) / WINDOW
+    older_matches = [*chosen, matching(query), items.c.id < found[-1][0]]  # older than the window
     bound = count.LIMIT + 1 - len(page)
     if bound > 0:
-        rows = (await tx.execute(_older(tx, columns, chosen, query, edge, limit - len(page), bound))).all()
+        rows = (await tx.execute(_older(tx, columns, older_matches, limit - len(page), bound))).all()
         older = rows[0][-1] if rows else 0
         if older < bound:
             total = Count(len(page) + older, exact=True)
             return Found(page + [tuple(row[:-1]) for row in rows], share, total)
     # More matches than a count reads: those counted were any of them, so the newest are read
     # again, in order.
-    fenced = select(*columns).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("older")
+    fenced = select(*columns).where(*older_matches).offset(0).subquery("older")
     rest = select(fenced).order_by(fenced.c.id.desc()).limit(limit - len(page))
     return Found(page + [tuple(row) for row in (await tx.execute(rest)).all()], share, count.capped())
 
 
 def _older(
-    tx: Tx,
-    columns: Sequence[Any],
-    chosen: Sequence[ColumnElement[bool]],
-    query: Any,
-    edge: Any,
-    wanted: int,
-    bound: int,
+    tx: Tx, columns: Sequence[Any], older_matches: Sequence[ColumnElement[bool]], wanted: int, bound: int
 ) -> Any:
-    """The newest ``wanted`` matches older than the window's ``edge`` (``columns``, then ``older``:
-    how many older matches there are, read up to ``bound``), in one pass over the text index's
-    matches: the page and the count of a word rare among the newest items each read every match
-    (873 of a million items, say), and twice was the half of the search that grew with the
-    project (docs/performance.md).
+    """The newest ``wanted`` rows meeting ``older_matches`` (the matches older than the window):
+    ``columns``, then ``older``, how many there are, read up to ``bound``; in one pass over the
+    text index's matches. The page and the count of a word rare among the newest items each read
+    every match (873 of a million items, say), and twice was the half of the search that grew
+    with the project (docs/performance.md).
 
     The matches are fenced (OFFSET 0), so that they are planned without the order or the bound:
     from the text index, never as a walk. Only their ids are kept to be counted and ordered; the
     newest ``wanted`` are read again by key for their columns."""
-    matched = (
-        select(items.c.id).where(*chosen, matching(query), items.c.id < edge).offset(0).subquery("matched")
-    )
+    matched = select(items.c.id).where(*older_matches).offset(0).subquery("matched")
     capped = select(matched.c.id).limit(bound).subquery("capped")
     latest = (
         select(capped.c.id, func.count().over().label("older"))
