@@ -638,6 +638,49 @@ async def test_r11_pools_refill_when_they_run_dry_before_the_budget(api: Api, wo
     assert found["leftOut"] == [] and sum(c["count"] for c in found["omitted"]) == 0
 
 
+SAME_FILLERS = text(
+    "INSERT INTO items (workspace_id, id, project_id, kind, statement, asserted_by)"
+    " SELECT CAST(:ws AS uuid), mneia_uuid7(), CAST(:project AS uuid), 'FACT', :statement,"
+    " CAST(:actor AS uuid) FROM generate_series(1, :count)"
+)
+
+
+async def test_r11_a_round_of_fillers_that_leaves_the_slice_no_fuller_ends_the_refills(
+    api: Api, world: World
+) -> None:
+    """200 items share no word with the task and all say the same long line. The budget holds the
+    match, six of them and a slack as long as the match's line: the first read of fillers (10)
+    comes back full and six fit; the second (20) fits no more, so the refills end there with the
+    first's slice, instead of doubling twice more for lines that cannot fit (a 1,000-item
+    tenant's slice read 480 fillers for 13 tokens more of 4,000)."""
+    match = await item(api, world.human.token, world, "Ledger totals round half even")
+    filler = "Archive note on the office plants, the coffee machine and the lift in the old east building"
+    async with as_owner(api.admin_engine, world.human) as connection:
+        params = {"ws": world.workspace_id, "project": world.project_id, "actor": world.human.id}
+        await connection.execute(SAME_FILLERS, {**params, "statement": filler, "count": 200})
+    roomy = await rehydrate(api, world.agent.token, world.project_id, "ledger totals", 1000)
+    sizes = {e["reason"]: e["tokens"] for e in roomy["entries"]}
+    line, long_line = sizes["SCORED"], sizes["FILL"]
+    slack = max(slice.MIN_PIECE_TOKENS, line)
+    assert slack < long_line, (line, long_line)
+    budget = tokens.count(render.heading("FACT")) + line + 6 * long_line + slack
+
+    read: list[str] = []
+
+    def fillers(_sender: Any, statement: str, _arguments: Any) -> None:
+        if candidates.name_of(statement) == "fillers":
+            read.append(statement)
+
+    database.DRIVEN_OBSERVERS.append(fillers)
+    try:
+        tight = await rehydrate(api, world.agent.token, world.project_id, "ledger totals", budget)
+    finally:
+        database.DRIVEN_OBSERVERS.remove(fillers)
+    assert len(read) == 2
+    assert [e["reason"] for e in tight["entries"]].count("FILL") == 6 and match in entry_ids(tight)
+    assert tight["tokensUsed"] == budget - slack
+
+
 async def test_r11_what_shares_no_word_with_the_task_fills_the_budget_left_best_standing_first(
     api: Api, world: World
 ) -> None:

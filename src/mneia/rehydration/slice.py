@@ -22,10 +22,14 @@ shortest line read so far), the pools that came back full are doubled and
 read again, the recent replacements too; once every item matching the task
 is in hand, the newest items of each kind that share no word with it are
 read as fillers (about half as many per kind as the budget left could hold
-at ``LINE_TOKENS`` a line), and doubled in turn while they run dry. At most
-``MAX_ROUNDS`` refills, each pool at most ``POOL_CEILING``: the sizing that
-keeps the first read small never caps what a slice can hold, and no budget
-makes a request read the whole project.
+at ``LINE_TOKENS`` a line), and doubled in turn while they run dry, as long as
+each doubling leaves the slice fuller: a round of fillers that does not ends the
+refills with the slice before it: what is left is shorter than the lines
+found, and twice as many more of the same kind of lines would seldom fit it
+(a 1,000-item tenant's slice read 480 fillers, in four rounds, for 13 tokens
+more of 4,000). At most ``MAX_ROUNDS`` refills, each pool at most
+``POOL_CEILING``: the sizing that keeps the first read small never caps what a
+slice can hold, and no budget makes a request read the whole project.
 """
 
 from __future__ import annotations
@@ -275,6 +279,7 @@ async def assemble(tx: Tx, ask: Ask, reader: Rendering) -> Packed:
     found = await candidates.gather(tx, asked, rules)
     fillers: list[candidates.Match] = []
     filled: frozenset[ItemKind] | None = None
+    filling: Packed | None = None  # the slice of the last round that read fillers
     pieces = _Pieces(ask, reader, moment)
     for round_ in range(MAX_ROUNDS + 1):
         shown = _unshown(ask, found)
@@ -284,6 +289,10 @@ async def assemble(tx: Tx, ask: Ask, reader: Rendering) -> Packed:
             records += [replaced.previous, replaced.replacement]
         await pieces.render(records, shown.replacements)
         packed = pieces.pack(shown, fillers)
+        if filled is not None:
+            if filling is not None and packed.tokens_used <= filling.tokens_used:
+                return filling
+            filling = packed
         shortest = min((tokens.count(line) for line in pieces.lines.values()), default=LINE_TOKENS)
         if round_ == MAX_ROUNDS or packed.over_budget or packed.unused < max(MIN_PIECE_TOKENS, shortest):
             return packed
