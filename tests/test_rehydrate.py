@@ -645,14 +645,12 @@ SAME_FILLERS = text(
 )
 
 
-async def test_r11_a_round_of_fillers_that_leaves_the_slice_no_fuller_ends_the_refills(
-    api: Api, world: World
-) -> None:
+async def test_r11_a_budget_left_shorter_than_most_lines_read_is_not_refilled(api: Api, world: World) -> None:
     """200 items share no word with the task and all say the same long line. The budget holds the
-    match, six of them and a slack as long as the match's line: the first read of fillers (10)
-    comes back full and six fit; the second (20) fits no more, so the refills end there with the
-    first's slice, instead of doubling twice more for lines that cannot fit (a 1,000-item
-    tenant's slice read 480 fillers for 13 tokens more of 4,000)."""
+    match, six of them and a slack as long as the match's line, the shortest read: the first read
+    of fillers (10) comes back full, six fit, and no more are read for a slack shorter than most
+    lines (measured against the shortest line, a 1,000-item tenant's slice read 60, 120, 240 and
+    480 fillers for 13 tokens more of 4,000)."""
     match = await item(api, world.human.token, world, "Ledger totals round half even")
     filler = "Archive note on the office plants, the coffee machine and the lift in the old east building"
     async with as_owner(api.admin_engine, world.human) as connection:
@@ -676,7 +674,7 @@ async def test_r11_a_round_of_fillers_that_leaves_the_slice_no_fuller_ends_the_r
         tight = await rehydrate(api, world.agent.token, world.project_id, "ledger totals", budget)
     finally:
         database.DRIVEN_OBSERVERS.remove(fillers)
-    assert len(read) == 2
+    assert len(read) == 1
     assert [e["reason"] for e in tight["entries"]].count("FILL") == 6 and match in entry_ids(tight)
     assert tight["tokensUsed"] == budget - slack
 

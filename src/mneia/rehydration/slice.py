@@ -17,19 +17,19 @@ rules take most of the budget does not read and render candidates that could
 never fit.
 
 Pools that run dry before the budget does are refilled: after packing, while
-the budget left could hold another line (``MIN_PIECE_TOKENS``, or the
-shortest line read so far), the pools that came back full are doubled and
+the budget left could hold a line of the median length of those read so far
+(``MIN_PIECE_TOKENS`` at least), the pools that came back full are doubled and
 read again, the recent replacements too; once every item matching the task
 is in hand, the newest items of each kind that share no word with it are
 read as fillers (about half as many per kind as the budget left could hold
-at ``LINE_TOKENS`` a line), and doubled in turn while they run dry, as long as
-each doubling leaves the slice fuller: a round of fillers that does not ends the
-refills with the slice before it: what is left is shorter than the lines
-found, and twice as many more of the same kind of lines would seldom fit it
-(a 1,000-item tenant's slice read 480 fillers, in four rounds, for 13 tokens
-more of 4,000). At most ``MAX_ROUNDS`` refills, each pool at most
-``POOL_CEILING``: the sizing that keeps the first read small never caps what a
-slice can hold, and no budget makes a request read the whole project.
+at ``LINE_TOKENS`` a line), and doubled in turn while they run dry. A budget
+left shorter than most lines is seldom filled by reading twice as many of
+them: measured against the shortest line instead, a 1,000-item tenant's slice
+read 60, 120, 240 and 480 fillers for 13 tokens more of 4,000, and a
+10,000-item project's read its pools twice more for 6. At most ``MAX_ROUNDS``
+refills, each pool at most ``POOL_CEILING``: the sizing that keeps the first
+read small never caps what a slice can hold, and no budget makes a request
+read the whole project.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import asyncio
 import dataclasses
 import inspect
 import math
+import statistics
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -83,7 +84,8 @@ dry (to ``POOL_CEILING``), so a request's work stays bounded whatever the budget
 
 POOL_CEILING = POOL_MAX * 2**MAX_ROUNDS
 MIN_PIECE_TOKENS = 12
-"""Fewer tokens than the shortest line an item can have: no refill for a budget left below it."""
+"""Fewer tokens than the shortest line an item can have: no refill for a budget left below it,
+whatever the lines read so far."""
 
 
 class Rendering(Protocol):
@@ -218,6 +220,12 @@ class _Pieces:
         )
         self.reasons.update({r.replacement.id: reason for r, reason in zip(waiting, said, strict=True)})
 
+    def median_line(self) -> int:
+        """The median length of the lines read so far, in tokens (``LINE_TOKENS`` before any)."""
+        if not self.lines:
+            return LINE_TOKENS
+        return statistics.median_low(tokens.count(line) for line in self.lines.values())
+
     def pack(self, found: candidates.Candidates, fillers: Sequence[candidates.Match]) -> Packed:
         ask, moment, best = self.ask, self.moment, found.best_rank
 
@@ -279,7 +287,6 @@ async def assemble(tx: Tx, ask: Ask, reader: Rendering) -> Packed:
     found = await candidates.gather(tx, asked, rules)
     fillers: list[candidates.Match] = []
     filled: frozenset[ItemKind] | None = None
-    filling: Packed | None = None  # the slice of the last round that read fillers
     pieces = _Pieces(ask, reader, moment)
     for round_ in range(MAX_ROUNDS + 1):
         shown = _unshown(ask, found)
@@ -289,12 +296,8 @@ async def assemble(tx: Tx, ask: Ask, reader: Rendering) -> Packed:
             records += [replaced.previous, replaced.replacement]
         await pieces.render(records, shown.replacements)
         packed = pieces.pack(shown, fillers)
-        if filled is not None:
-            if filling is not None and packed.tokens_used <= filling.tokens_used:
-                return filling
-            filling = packed
-        shortest = min((tokens.count(line) for line in pieces.lines.values()), default=LINE_TOKENS)
-        if round_ == MAX_ROUNDS or packed.over_budget or packed.unused < max(MIN_PIECE_TOKENS, shortest):
+        typical = pieces.median_line()
+        if round_ == MAX_ROUNDS or packed.over_budget or packed.unused < max(MIN_PIECE_TOKENS, typical):
             return packed
         following = grown(asked, found, filled, packed.unused)
         if following is None:
