@@ -76,7 +76,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import REAL, TSQUERY
 
 from mneia.storage import item, search
-from mneia.storage.database import SORTS, WALKS, Driven, Tx, stated, walked
+from mneia.storage.database import SORTS, WALKS, Driven, Tx, stated, walking
 from mneia.storage.item import ItemRecord
 from mneia.storage.tables import items
 from mneia.vocabulary import ItemKind, ItemStatus
@@ -618,8 +618,9 @@ async def matches(tx: Tx, request: Request, rules: Sequence[Match]) -> Chosen:
         request,
     )
     if request.as_of is None:
-        params.update(await _walks(tx, request))
-        found = await walked(tx, _ITEMS, params)
+        async with walking(tx):  # the probe walks the newest items too
+            params.update(await _walks(tx, request))
+            found = await tx.fetch(_ITEMS, params)
     else:
         found = await tx.fetch(_ITEMS_THEN, params)
     return _chosen(found, rules, request.pools)

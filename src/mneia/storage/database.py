@@ -398,12 +398,21 @@ async def walked(tx: Tx, statement: Any, params: Any = None) -> Any:
     the plan's cost past JIT's thresholds, and compiling a task's candidate
     statement took 3.2 s, to save nothing on its few hundred rows.
     """
+    async with walking(tx):
+        return await (
+            tx.fetch(statement, params) if isinstance(statement, Driven) else tx.execute(statement, params)
+        )
+
+
+@asynccontextmanager
+async def walking(tx: Tx) -> AsyncIterator[None]:
+    """``walked``'s settings around every statement of the block: for a walk whose lengths another
+    walk decides first (a slice's probe of the newest items, then its candidates), in the same
+    two round trips. Beside 1,000 other workspaces, a 10,000-item project's probe was planned as a
+    sort of every item it holds: 10.3 ms, 0.9 walked."""
     sort, jit = (await tx.fetch(WALKS, {}))[0][:2]
-    rows = await (
-        tx.fetch(statement, params) if isinstance(statement, Driven) else tx.execute(statement, params)
-    )
+    yield
     await tx.fetch(SORTS, {"sort": sort, "jit": jit})
-    return rows
 
 
 def _checked_out(engine: Engine) -> tuple[Connection, asyncpg.Connection]:
